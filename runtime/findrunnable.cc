@@ -1,0 +1,237 @@
+// runtime/findrunnable.cc: finding the next goroutine (Go's proc.go:
+// findrunnable, stealWork, checkRunqsNoP, and the randomOrder steal walk).
+//
+// The search order is Go's: this P's timers; the global queue every 61st
+// schedtick (so a busy local queue cannot starve it); the local queue; the
+// global queue; stealing from other Ps in random order (four rounds, the last
+// one also running their due timers and taking their runnext); and only then
+// giving up the P. An M gives up spinning before it parks and then looks at
+// every queue once more, because a goroutine readied in between would have
+// seen a spinning M and not woken anyone.
+//
+// Where Go blocks in netpoll until the next timer, gort has one "timer
+// sleeper": the first M to find nothing while timers are pending sleeps on
+// its note until the earliest one; adding an earlier timer wakes it.
+#include "os/os.h"
+#include "panic.h"
+#include "proc.h"
+
+namespace gort::runtime {
+
+namespace {
+
+// stealOrder mirrors Go's randomOrder: visit all Ps in a pseudo-random
+// order by stepping with an increment coprime to their count.
+struct StealOrder {
+  std::uint32_t count = 0;
+  std::uint32_t coprimes[kMaxGomaxprocs];
+  std::uint32_t ncoprimes = 0;
+};
+StealOrder stealOrder;
+
+std::uint32_t gcd(std::uint32_t a, std::uint32_t b) {
+  while (b != 0) {
+    std::uint32_t t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+// stealWork mirrors Go's stealWork.
+G* stealWork(std::int64_t now, bool* inheritTime, std::int64_t* pollUntil,
+             bool* newWork) {
+  P* pp = getg()->m->p;
+  bool ranTimer = false;
+  constexpr int kStealTries = 4;
+  std::uint32_t n = static_cast<std::uint32_t>(gomaxprocs.load());
+  if (n != stealOrder.count) return nullptr;  // resized under us: retry later
+  for (int i = 0; i < kStealTries; i++) {
+    bool stealTimersOrRunNextG = i == kStealTries - 1;
+    std::uint32_t r = fastrand();
+    std::uint32_t pos = r % n;
+    std::uint32_t inc = stealOrder.coprimes[(r / n) % stealOrder.ncoprimes];
+    for (std::uint32_t k = 0; k < n; k++, pos = (pos + inc) % n) {
+      if (sched.gcwaiting.load(std::memory_order_acquire) ||
+          sched.exiting.load(std::memory_order_acquire)) {
+        *newWork = true;
+        return nullptr;
+      }
+      P* p2 = allp[pos];
+      if (p2 == pp) continue;
+      if (stealTimersOrRunNextG &&
+          p2->timer0When.load(std::memory_order_acquire) != 0) {
+        bool ran = false;
+        std::int64_t w = checkTimers(p2, now, &ran);
+        if (w != 0 && (*pollUntil == 0 || w < *pollUntil)) *pollUntil = w;
+        if (ran) {
+          if (G* gp = runqget(pp, inheritTime)) return gp;
+          ranTimer = true;
+        }
+      }
+      if (p2->status.load(std::memory_order_acquire) != _Pidle) {
+        if (G* gp = runqsteal(pp, p2, stealTimersOrRunNextG)) {
+          *inheritTime = false;
+          return gp;
+        }
+      }
+    }
+  }
+  *newWork = ranTimer;
+  return nullptr;
+}
+
+// checkRunqsNoP mirrors Go's checkRunqsNoP: after spinning stops, any
+// non-empty queue means this M should take an idle P and look again.
+P* checkRunqsNoP() {
+  std::int32_t n = gomaxprocs.load();
+  for (std::int32_t i = 0; i < n; i++) {
+    P* p2 = allp[i];
+    if (p2->status.load(std::memory_order_acquire) != _Pidle &&
+        !runqempty(p2)) {
+      lock(&sched.lock);
+      P* pp = pidleget(0);
+      unlock(&sched.lock);
+      return pp;
+    }
+  }
+  if (sched.runqsize.load(std::memory_order_acquire) != 0) {
+    lock(&sched.lock);
+    P* pp = pidleget(0);
+    unlock(&sched.lock);
+    return pp;
+  }
+  return nullptr;
+}
+
+// sleepUntilTimer makes this P-less M the timer sleeper until pollUntil
+// (Go: netpoll(delay) in findrunnable). Returns a P to run with, or nullptr
+// (also when another M already sleeps for the timers).
+P* sleepUntilTimer(M* mp, std::int64_t pollUntil) {
+  M* none = nullptr;
+  if (!sched.timerSleeper.compare_exchange_strong(none, mp)) return nullptr;
+  sched.timerSleepUntil.store(pollUntil);
+  // A timer added before we published ourselves did not wake us: re-read.
+  std::int64_t w = nextTimerWhen();
+  if (w != 0 && w < pollUntil) pollUntil = w;
+  std::int64_t now = os::nanotime();
+  if (pollUntil > now && !sched.exiting.load()) {
+    notetsleep(&mp->park, pollUntil - now);
+  }
+  M* self = mp;
+  if (!sched.timerSleeper.compare_exchange_strong(self, nullptr)) {
+    notesleep(&mp->park);  // a waker claimed us; its notewakeup is coming
+  }
+  noteclear(&mp->park);
+  sched.timerSleepUntil.store(0, std::memory_order_release);
+  if (sched.exiting.load(std::memory_order_acquire)) mexit(mp);
+  lock(&sched.lock);
+  P* pp = pidleget(0);
+  unlock(&sched.lock);
+  return pp;
+}
+
+}  // namespace
+
+// resetStealOrder mirrors Go's randomOrder.reset, called by procresize.
+void resetStealOrder(std::uint32_t count) {
+  stealOrder.count = count;
+  stealOrder.ncoprimes = 0;
+  for (std::uint32_t i = 1; i <= count; i++) {
+    if (gcd(i, count) == 1) stealOrder.coprimes[stealOrder.ncoprimes++] = i;
+  }
+}
+
+// findrunnable mirrors Go's findrunnable (called findRunnable since 1.20).
+// Returns with the M holding a P.
+G* findrunnable(bool* inheritTime) {
+  M* mp = getg()->m;
+  for (;;) {
+    P* pp = mp->p;
+    if (sched.exiting.load(std::memory_order_acquire)) mexit(mp);
+    if (sched.gcwaiting.load(std::memory_order_acquire)) {
+      gcstopm();
+      continue;
+    }
+    std::int64_t now = os::nanotime();
+    bool ran = false;
+    std::int64_t pollUntil = checkTimers(pp, now, &ran);
+
+    if (pp->schedtick.load(std::memory_order_relaxed) % 61 == 0 &&
+        sched.runqsize.load(std::memory_order_acquire) > 0) {
+      lock(&sched.lock);
+      G* gp = globrunqget(pp, 1);
+      unlock(&sched.lock);
+      if (gp != nullptr) {
+        *inheritTime = false;
+        return gp;
+      }
+    }
+    if (G* gp = runqget(pp, inheritTime)) return gp;
+    if (sched.runqsize.load(std::memory_order_acquire) != 0) {
+      lock(&sched.lock);
+      G* gp = globrunqget(pp, 0);
+      unlock(&sched.lock);
+      if (gp != nullptr) {
+        *inheritTime = false;
+        return gp;
+      }
+    }
+
+    // Steal, but keep spinning Ms to at most half the busy Ps.
+    std::int32_t procs = gomaxprocs.load();
+    if (mp->spinning ||
+        2 * sched.nmspinning.load() < procs - sched.npidle.load()) {
+      if (!mp->spinning) {
+        mp->spinning = true;
+        sched.nmspinning.fetch_add(1);
+      }
+      bool newWork = false;
+      if (G* gp = stealWork(now, inheritTime, &pollUntil, &newWork)) {
+        return gp;
+      }
+      if (newWork) continue;
+    }
+
+    // Nothing to do: give up the P.
+    lock(&sched.lock);
+    if (sched.gcwaiting.load(std::memory_order_acquire) ||
+        sched.exiting.load(std::memory_order_acquire)) {
+      unlock(&sched.lock);
+      continue;
+    }
+    if (sched.runqsize.load(std::memory_order_acquire) != 0) {
+      G* gp = globrunqget(pp, 0);
+      unlock(&sched.lock);
+      *inheritTime = false;
+      return gp;
+    }
+    if (releasep() != pp) throw_("findrunnable: wrong p");
+    pidleput(pp, now);
+    unlock(&sched.lock);
+
+    if (mp->spinning) {
+      mp->spinning = false;
+      if (sched.nmspinning.fetch_sub(1) - 1 < 0) {
+        throw_("findrunnable: negative nmspinning");
+      }
+      if (P* p2 = checkRunqsNoP()) {
+        acquirep(p2);
+        mp->spinning = true;
+        sched.nmspinning.fetch_add(1);
+        continue;
+      }
+    }
+
+    pollUntil = nextTimerWhen();
+    if (pollUntil != 0) {
+      if (P* p2 = sleepUntilTimer(mp, pollUntil)) {
+        acquirep(p2);
+        continue;
+      }
+    }
+    stopm();
+  }
+}
+
+}  // namespace gort::runtime

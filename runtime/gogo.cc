@@ -1,0 +1,86 @@
+// runtime/gogo.cc: switching between goroutine stacks and g0 (Go's
+// asm_amd64.s: gogo, mcall, goexit; and proc.go's newproc stack setup).
+//
+// Every switch goes through g0, the M's own thread stack, as in Go: a
+// goroutine that blocks calls mcall(fn), which saves its context and jumps to
+// g0; g0 runs fn(gp) and then the scheduler picks the next goroutine and
+// gogo()s into it. Boost.Context's fcontext does the register work: a jump
+// returns the context of the side that jumped, which is how each side learns
+// where to come back to. Unlike Go, g0 does not reset its stack on each
+// mcall; it returns into the schedule loop instead (see schedule in proc.cc).
+#include <boost/context/detail/fcontext.hpp>
+#include <exception>
+
+#include "panic.h"
+#include "proc.h"
+
+namespace gort::runtime {
+
+namespace ctx = boost::context::detail;
+
+namespace {
+thread_local G* tlsg = nullptr;
+
+// gentry is the bottom frame of every goroutine (Go's goexit frame plus the
+// call of the goroutine's function).
+void gentry(ctx::transfer_t t) {
+  G* gp = getg();
+  gp->m->g0->ctx = t.fctx;
+  try {
+    std::move(gp->fn)();
+  } catch (const std::exception& e) {
+    fatalpanic(e.what(), getg()->goid);
+  } catch (...) {
+    fatalpanic("unknown C++ exception", getg()->goid);
+  }
+  getg()->fn = nullptr;  // destroys the closure's captures on this stack
+  goexit1();
+}
+}  // namespace
+
+// getg returns the running G (g0 on the scheduler stack). Not inlined, with a
+// compiler barrier, so that no caller keeps a thread-local address across a
+// switch that may resume it on another thread.
+__attribute__((noinline)) G* getg() {
+  asm volatile("" ::: "memory");
+  return tlsg;
+}
+
+__attribute__((noinline)) void setg(G* gp) {
+  asm volatile("" ::: "memory");
+  tlsg = gp;
+}
+
+G* getcurg() {
+  G* gp = getg();
+  if (gp == nullptr || gp->m == nullptr || gp == gp->m->g0) return nullptr;
+  return gp;
+}
+
+// gogo mirrors Go's gogo: on g0, jump into gp; returns when gp mcalls back.
+void gogo(G* gp) {
+  G* g0 = getg();
+  setg(gp);
+  ctx::transfer_t t = ctx::jump_fcontext(gp->ctx, nullptr);
+  gp->ctx = t.fctx;
+  setg(g0);
+}
+
+// mcall mirrors Go's mcall: from a goroutine, switch to g0 and have it run
+// fn(gp); returns when gp is resumed, possibly on another M.
+void mcall(G* (*fn)(G*)) {
+  G* gp = getg();
+  M* mp = gp->m;
+  mp->mcallfn = fn;
+  ctx::transfer_t t = ctx::jump_fcontext(mp->g0->ctx, nullptr);
+  getg()->m->g0->ctx = t.fctx;
+}
+
+// gostart points gp's context at gentry on top of its stack (Go's newproc1
+// setting gp.sched.pc to the function and the return address to goexit).
+void gostart(G* gp) {
+  char* top = static_cast<char*>(gp->stack.base) + gp->stack.size;
+  gp->ctx = ctx::make_fcontext(top, gp->stack.size - gp->stack.guard, gentry);
+}
+
+}  // namespace gort::runtime

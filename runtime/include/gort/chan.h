@@ -1,0 +1,102 @@
+// gort/chan.h: typed channels (Go's chan T), on the runtime's hchan.
+#ifndef GORT_CHAN_H_
+#define GORT_CHAN_H_
+
+#include <cstddef>
+#include <optional>
+#include <type_traits>
+#include <utility>
+
+#include "gort/internal/chan_impl.h"
+
+namespace gort {
+
+template <class T>
+class Chan;
+
+// Makes a channel of T with buffer capacity cap (make(chan T, cap)).
+template <class T>
+Chan<T> MakeChan(std::size_t cap = 0);
+
+// A channel handle: cheap to copy, all copies name the same channel; a
+// default-constructed Chan is nil.
+template <class T>
+class Chan {
+ public:
+  // A nil channel: sends and receives block forever.
+  Chan() = default;
+  // Another handle to the same channel.
+  Chan(const Chan& other) : c_(other.c_) {
+    if (c_ != nullptr) internal::chanref(c_);
+  }
+  // Takes other's channel; other becomes nil.
+  Chan(Chan&& other) noexcept : c_(std::exchange(other.c_, nullptr)) {}
+  // Names other's channel.
+  Chan& operator=(const Chan& other) {
+    Chan(other).swap(*this);
+    return *this;
+  }
+  // Takes other's channel; other becomes nil.
+  Chan& operator=(Chan&& other) noexcept {
+    Chan(std::move(other)).swap(*this);
+    return *this;
+  }
+  // Drops this handle; the channel lives while any handle or waiter does.
+  ~Chan() {
+    if (c_ != nullptr) internal::chanunref(c_);
+  }
+
+  // Sends v, blocking until a receiver or buffer space takes it (ch <- v).
+  void Send(T v) const { internal::chansend(c_, &v); }
+  // Receives a value; T{} once the channel is closed and drained (<-ch).
+  T Recv() const {
+    Slot s;
+    if (!internal::chanrecv(c_, s.bytes)) return T{};
+    return s.Take();
+  }
+  // Receives a value; nullopt once closed and drained (v, ok := <-ch).
+  std::optional<T> RecvOk() const {
+    Slot s;
+    if (!internal::chanrecv(c_, s.bytes)) return std::nullopt;
+    return std::optional<T>(s.Take());
+  }
+  // Closes the channel (close(ch)).
+  void Close() const { internal::closechan(c_); }
+  // Number of buffered elements (len(ch)).
+  std::size_t Len() const { return internal::chanlen(c_); }
+  // Buffer capacity (cap(ch)).
+  std::size_t Cap() const { return internal::chancap(c_); }
+  // True unless nil.
+  explicit operator bool() const { return c_ != nullptr; }
+  // True if both name the same channel (or both are nil).
+  friend bool operator==(const Chan& a, const Chan& b) { return a.c_ == b.c_; }
+  // Swaps two handles.
+  void swap(Chan& other) noexcept { std::swap(c_, other.c_); }
+  // The runtime channel, for Select; not for outside use.
+  internal::hchan* raw() const { return c_; }
+
+ private:
+  friend Chan MakeChan<T>(std::size_t cap);
+  // Storage that a receive constructs a T in.
+  struct Slot {
+    alignas(T) unsigned char bytes[sizeof(T)];
+    T Take() {
+      T* p = std::launder(reinterpret_cast<T*>(bytes));
+      T v(std::move(*p));
+      p->~T();
+      return v;
+    }
+  };
+  explicit Chan(internal::hchan* c) : c_(c) {}
+  internal::hchan* c_ = nullptr;
+};
+
+template <class T>
+Chan<T> MakeChan(std::size_t cap) {
+  static_assert(std::is_move_constructible_v<T>, "channel element type must be movable");
+  return Chan<T>(internal::makechan(&internal::kElemOps<T>, cap));
+}
+
+}  // namespace gort
+
+#endif  // GORT_CHAN_H_

@@ -1,0 +1,15 @@
+// gort/debug.h: hooks for tools that study the runtime (gort-usleep-probe).
+#ifndef GORT_DEBUG_H_
+#define GORT_DEBUG_H_
+
+#include <cstdint>
+
+namespace gort::debug {
+
+// Calls the runtime's usleep on the calling thread (Go's usleep); inside Run
+// a goroutine's thread has the Run's UsleepMode applied.
+void Usleep(std::uint32_t usec);
+
+}  // namespace gort::debug
+
+#endif  // GORT_DEBUG_H_

@@ -1,0 +1,12 @@
+// gort/gort.h: everything gort offers: goroutines, channels, select, timers,
+// WaitGroup and Mutex, on a port of Go's G/M/P scheduler.
+#ifndef GORT_GORT_H_
+#define GORT_GORT_H_
+
+#include "gort/chan.h"
+#include "gort/runtime.h"
+#include "gort/select.h"
+#include "gort/sync.h"
+#include "gort/time.h"
+
+#endif  // GORT_GORT_H_

@@ -1,0 +1,156 @@
+// gort/runtime.h: running goroutines (Go's package runtime, the parts a
+// program calls: go statements, Gosched, GOMAXPROCS, NumGoroutine, and the
+// syscall wrappers that let sysmon hand a P away while a goroutine blocks).
+#ifndef GORT_RUNTIME_H_
+#define GORT_RUNTIME_H_
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "absl/functional/any_invocable.h"
+
+namespace gort {
+
+// How the runtime's usleep sleeps: Go's default slack, or high resolution.
+enum class UsleepMode {
+  kAuto,     // kHighRes where the OS allows it, else kLowRes.
+  kHighRes,  // Linux: 1 ns timer slack on runtime threads (Windows: HR timer).
+  kLowRes,   // Go's behaviour: threads keep the OS default timer slack.
+};
+
+// Settings for one call of Run.
+struct Options {
+  int maxprocs = 0;                     // 0: $GOMAXPROCS, else the CPU count.
+  UsleepMode usleep = UsleepMode::kAuto;  // usleep mode of runtime threads.
+  std::size_t stack_size = 0;           // goroutine stack bytes; 0: default.
+};
+
+// Thrown for Go's run-time panics; what() is Go's message.
+class Panic : public std::runtime_error {
+ public:
+  // Makes a panic carrying Go's message, such as "send on closed channel".
+  explicit Panic(const std::string& message) : std::runtime_error(message) {}
+};
+
+namespace internal {
+// A goroutine body, type-erased.
+using Func = absl::AnyInvocable<void() &&>;
+// Runs main as goroutine 1 on a fresh runtime; returns when main returns.
+void RunMain(Func main, const Options& options);
+// Starts fn as a new goroutine (Go's newproc).
+void NewProc(Func fn);
+// Go's entersyscall, called before a syscall that may block briefly.
+void EnterSyscall();
+// Go's entersyscallblock: hands the P off at once.
+void EnterSyscallBlock();
+// Go's exitsyscall: takes a P back or queues the goroutine and waits.
+void ExitSyscall();
+
+// Runs fn between enter() and ExitSyscall(); an exception from fn propagates
+// after the goroutine has its P back (never rethrown inside a catch block,
+// because the goroutine may resume on another thread).
+template <class F>
+auto WrapSyscall(void (*enter)(), F&& fn) -> std::invoke_result_t<F> {
+  using R = std::invoke_result_t<F>;
+  std::exception_ptr error;
+  enter();
+  if constexpr (std::is_void_v<R>) {
+    try {
+      std::forward<F>(fn)();
+    } catch (...) {
+      error = std::current_exception();
+    }
+    ExitSyscall();
+    if (error) std::rethrow_exception(error);
+  } else {
+    struct Slot {
+      alignas(R) unsigned char bytes[sizeof(R)];
+      bool full = false;
+      R* get() { return reinterpret_cast<R*>(bytes); }
+      ~Slot() {
+        if (full) get()->~R();
+      }
+    } slot;
+    try {
+      ::new (static_cast<void*>(slot.bytes)) R(std::forward<F>(fn)());
+      slot.full = true;
+    } catch (...) {
+      error = std::current_exception();
+    }
+    ExitSyscall();
+    if (error) std::rethrow_exception(error);
+    return std::move(*slot.get());
+  }
+}
+}  // namespace internal
+
+// Runs main as goroutine 1 and returns when it returns, after the runtime's
+// threads have stopped; goroutines still blocked then are abandoned.
+template <class F>
+void Run(F&& main, const Options& options = {}) {
+  internal::RunMain(internal::Func(std::forward<F>(main)), options);
+}
+
+// Starts fn as a new goroutine (Go's `go fn()`); fn may be move-only.
+template <class F>
+void Go(F&& fn) {
+  internal::NewProc(internal::Func(std::forward<F>(fn)));
+}
+
+// Yields the processor so other goroutines may run (runtime.Gosched).
+void Gosched();
+
+// Parks the calling goroutine for at least d (time.Sleep).
+void Sleep(std::chrono::nanoseconds d);
+
+// Sets the number of Ps to n and returns the previous value; n < 1 queries.
+int GOMAXPROCS(int n);
+
+// Number of goroutines that exist, main included (runtime.NumGoroutine).
+int NumGoroutine();
+
+// Monotonic clock in nanoseconds (runtime.nanotime).
+std::int64_t Nanotime();
+
+// Runs fn as a syscall: sysmon may retake the P if fn blocks (Go's
+// entersyscall / exitsyscall); returns fn's result, rethrows its exception.
+template <class F>
+auto Syscall(F&& fn) -> std::invoke_result_t<F> {
+  return internal::WrapSyscall(&internal::EnterSyscall, std::forward<F>(fn));
+}
+
+// Like Syscall, but hands the P to another thread at once
+// (Go's entersyscallblock), for calls known to block.
+template <class F>
+auto BlockingSyscall(F&& fn) -> std::invoke_result_t<F> {
+  return internal::WrapSyscall(&internal::EnterSyscallBlock,
+                               std::forward<F>(fn));
+}
+
+// A read-only snapshot of scheduler counters, for tests, tools and tracing.
+struct Stats {
+  int gomaxprocs = 0;                 // Ps in use.
+  int goroutines = 0;                 // Live goroutines (NumGoroutine).
+  int threads = 0;                    // Ms created by this Run, sysmon included.
+  int idle_ps = 0;                    // Ps on the idle list.
+  int spinning_ms = 0;                // Ms looking for work.
+  std::int64_t steals = 0;            // Successful runqsteal calls.
+  std::int64_t stolen = 0;            // Goroutines moved by those steals.
+  std::int64_t handoffs = 0;          // Ps retaken from syscalls by sysmon.
+  std::int64_t preempt_requests = 0;  // Goroutines flagged by sysmon.
+  std::int64_t sysmon_wakes = 0;      // Times sysmon's usleep returned.
+  UsleepMode usleep = UsleepMode::kLowRes;  // Mode in effect (never kAuto).
+};
+
+// Returns the counters of the current Run, or of the last one after it ended.
+Stats ReadStats();
+
+}  // namespace gort
+
+#endif  // GORT_RUNTIME_H_

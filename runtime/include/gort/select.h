@@ -1,0 +1,118 @@
+// gort/select.h: Go's select statement over Chan cases.
+#ifndef GORT_SELECT_H_
+#define GORT_SELECT_H_
+
+#include <cstdint>
+#include <new>
+#include <type_traits>
+#include <utility>
+
+#include "gort/chan.h"
+#include "gort/internal/chan_impl.h"
+
+namespace gort {
+
+namespace internal {
+// A receive case: `case v, ok := <-ch`.
+template <class T>
+struct RecvCaseOp {
+  hchan* c;
+  T* out;
+  bool* ok;
+  alignas(T) unsigned char slot[sizeof(T)];
+  // Delivers what the runtime received, once this case has run.
+  void Finish(bool received) {
+    if (received) {
+      T* p = std::launder(reinterpret_cast<T*>(slot));
+      if (out != nullptr) *out = std::move(*p);
+      p->~T();
+    } else if (out != nullptr) {
+      if constexpr (std::is_default_constructible_v<T>) *out = T{};
+    }
+    if (ok != nullptr) *ok = received;
+  }
+};
+// A send case: `case ch <- v`.
+template <class T>
+struct SendCaseOp {
+  hchan* c;
+  T value;
+};
+// The default case.
+struct DefaultCaseOp {};
+
+template <class C>
+inline constexpr bool kIsDefault = std::is_same_v<std::decay_t<C>, DefaultCaseOp>;
+
+template <class C>
+void FillCase(C& op, scase* sc, int* n) {
+  if constexpr (!kIsDefault<C>) {
+    if constexpr (requires { op.value; }) {
+      sc[(*n)++] = scase{op.c, &op.value, true};
+    } else {
+      sc[(*n)++] = scase{op.c, op.slot, false};
+    }
+  }
+}
+
+template <class C>
+void FinishCase(C& op, bool recvOK) {
+  if constexpr (!kIsDefault<C>) {
+    if constexpr (!requires { op.value; }) op.Finish(recvOK);
+  }
+}
+}  // namespace internal
+
+// A receive case for Select: on success stores into *out and *ok if given.
+template <class T>
+internal::RecvCaseOp<T> RecvCase(const Chan<T>& ch, T* out = nullptr,
+                                 bool* ok = nullptr) {
+  return internal::RecvCaseOp<T>{ch.raw(), out, ok, {}};
+}
+
+// A send case for Select: sends value when chosen.
+template <class T>
+internal::SendCaseOp<T> SendCase(const Chan<T>& ch,
+                                 std::type_identity_t<T> value) {
+  return internal::SendCaseOp<T>{ch.raw(), std::move(value)};
+}
+
+// The default case: chosen at once when no other case is ready.
+inline internal::DefaultCaseOp DefaultCase() { return {}; }
+
+// Runs one ready case (chosen at random among ready ones), blocking until
+// one is ready unless a DefaultCase is given; returns its argument index.
+template <class... Cases>
+int Select(Cases&&... cases) {
+  constexpr int kAll = sizeof...(Cases);
+  constexpr int kDefaults = (0 + ... + (internal::kIsDefault<Cases> ? 1 : 0));
+  static_assert(kDefaults <= 1, "Select: more than one DefaultCase");
+  constexpr int kN = kAll - kDefaults;
+  internal::scase sc[kN > 0 ? kN : 1];
+  std::uint16_t order[2 * (kN > 0 ? kN : 1)];
+  int n = 0;
+  (internal::FillCase(cases, sc, &n), ...);
+  bool recvOK = false;
+  int chosen = internal::selectgo(sc, kN, order, kDefaults == 0, &recvOK);
+  // Map the index among real cases back to the argument index.
+  int real = 0, arg = 0, result = -1;
+  (
+      [&](auto& op) {
+        if constexpr (internal::kIsDefault<decltype(op)>) {
+          if (chosen < 0) result = arg;
+        } else {
+          if (real == chosen) {
+            internal::FinishCase(op, recvOK);
+            result = arg;
+          }
+          real++;
+        }
+        arg++;
+      }(cases),
+      ...);
+  return result;
+}
+
+}  // namespace gort
+
+#endif  // GORT_SELECT_H_

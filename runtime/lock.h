@@ -1,0 +1,43 @@
+// runtime/lock.h: the runtime's own mutex and one-shot notes (Go's
+// runtime2.go mutex/note and lock_futex.go). These block the thread, not
+// the goroutine: they are for the scheduler's short critical sections and
+// for parking Ms. Goroutine-level blocking is sema.cc and chan.cc.
+#ifndef GORT_RUNTIME_LOCK_H_
+#define GORT_RUNTIME_LOCK_H_
+
+#include <atomic>
+#include <cstdint>
+
+#include "absl/base/thread_annotations.h"
+
+namespace gort::runtime {
+
+// mutex: Go's runtime mutex: 0 unlocked, 1 locked, 2 locked with sleepers.
+class ABSL_LOCKABLE mutex {
+ public:
+  std::atomic<std::uint32_t> key{0};
+};
+
+// lock acquires l, spinning briefly, then sleeping on a futex (Go's lock2).
+void lock(mutex* l) ABSL_EXCLUSIVE_LOCK_FUNCTION(l);
+// unlock releases l and wakes one sleeper if any (Go's unlock2).
+void unlock(mutex* l) ABSL_UNLOCK_FUNCTION(l);
+
+// note: a one-shot wakeup event for one sleeper (Go's note).
+struct note {
+  std::atomic<std::uint32_t> key{0};
+};
+
+// noteclear resets n before reuse (Go's noteclear).
+void noteclear(note* n);
+// notewakeup wakes the sleeper, or the next one to sleep (Go's notewakeup).
+void notewakeup(note* n);
+// notesleep blocks the thread until notewakeup (Go's notesleep).
+void notesleep(note* n);
+// notetsleep is notesleep for at most ns; reports whether it was woken (Go's
+// notetsleep).
+bool notetsleep(note* n, std::int64_t ns);
+
+}  // namespace gort::runtime
+
+#endif  // GORT_RUNTIME_LOCK_H_

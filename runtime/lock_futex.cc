@@ -1,0 +1,102 @@
+// runtime/lock_futex.cc: runtime mutexes and notes on futexes (Go's
+// lock_futex.go).
+//
+// A mutex's key is 0 (unlocked), 1 (locked) or 2 (locked, and a thread may
+// sleep on the futex). lock swaps in 1 and, if it was taken, spins with pause
+// instructions, then with thread yields, then marks the key 2 and sleeps;
+// unlock swaps in 0 and wakes a sleeper only if the key was 2.
+//
+// A note's key is 0 until notewakeup stores 1; notesleep waits for that.
+#include "lock.h"
+
+#include "os/os.h"
+#include "panic.h"
+
+namespace gort::runtime {
+
+namespace {
+constexpr std::uint32_t kUnlocked = 0;
+constexpr std::uint32_t kLocked = 1;
+constexpr std::uint32_t kSleeping = 2;
+constexpr int kActiveSpin = 4;
+constexpr int kActiveSpinCount = 30;
+constexpr int kPassiveSpin = 1;
+
+std::uint32_t* futexAddr(std::atomic<std::uint32_t>* a) {
+  return reinterpret_cast<std::uint32_t*>(a);
+}
+}  // namespace
+
+// lock mirrors Go's lock2.
+void lock(mutex* l) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  std::uint32_t v = l->key.exchange(kLocked, std::memory_order_acquire);
+  if (v == kUnlocked) return;
+  // wait is what we store once we get it: if someone slept, keep 2 so the
+  // eventual unlock wakes them.
+  std::uint32_t wait = v;
+  for (;;) {
+    for (int i = 0; i < kActiveSpin; i++) {
+      for (std::uint32_t cur = l->key.load(std::memory_order_relaxed);
+           cur == kUnlocked; cur = l->key.load(std::memory_order_relaxed)) {
+        if (l->key.compare_exchange_weak(cur, wait,
+                                         std::memory_order_acquire)) {
+          return;
+        }
+      }
+      os::procyield(kActiveSpinCount);
+    }
+    for (int i = 0; i < kPassiveSpin; i++) {
+      for (std::uint32_t cur = l->key.load(std::memory_order_relaxed);
+           cur == kUnlocked; cur = l->key.load(std::memory_order_relaxed)) {
+        if (l->key.compare_exchange_weak(cur, wait,
+                                         std::memory_order_acquire)) {
+          return;
+        }
+      }
+      os::osyield();
+    }
+    v = l->key.exchange(kSleeping, std::memory_order_acquire);
+    if (v == kUnlocked) return;
+    wait = kSleeping;
+    os::futexsleep(futexAddr(&l->key), kSleeping, -1);
+  }
+}
+
+// unlock mirrors Go's unlock2.
+void unlock(mutex* l) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  std::uint32_t v = l->key.exchange(kUnlocked, std::memory_order_release);
+  if (v == kUnlocked) throw_("unlock of unlocked lock");
+  if (v == kSleeping) os::futexwakeup(futexAddr(&l->key), 1);
+}
+
+void noteclear(note* n) { n->key.store(0, std::memory_order_relaxed); }
+
+void notewakeup(note* n) {
+  std::uint32_t old = n->key.exchange(1, std::memory_order_release);
+  if (old != 0) throw_("notewakeup - double wakeup");
+  os::futexwakeup(futexAddr(&n->key), 1);
+}
+
+void notesleep(note* n) {
+  while (n->key.load(std::memory_order_acquire) == 0) {
+    os::futexsleep(futexAddr(&n->key), 0, -1);
+  }
+}
+
+bool notetsleep(note* n, std::int64_t ns) {
+  if (ns < 0) {
+    notesleep(n);
+    return true;
+  }
+  if (n->key.load(std::memory_order_acquire) != 0) return true;
+  std::int64_t deadline = os::nanotime() + ns;
+  for (;;) {
+    os::futexsleep(futexAddr(&n->key), 0, ns);
+    if (n->key.load(std::memory_order_acquire) != 0) return true;
+    std::int64_t now = os::nanotime();
+    if (now >= deadline) return false;
+    ns = deadline - now;
+  }
+}
+
+}  // namespace gort::runtime

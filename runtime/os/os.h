@@ -1,0 +1,69 @@
+// runtime/os/os.h: the one seam between the scheduler and the operating
+// system (Go splits this across os_*.go, sys_*.s and mem_*.go). Everything
+// the scheduler needs from the OS is declared here; each OS implements it in
+// runtime/os/os_<goos>.cc on top of the trampolines in runtime/arch. No
+// system header is included here, so the scheduler never sees one.
+#ifndef GORT_RUNTIME_OS_OS_H_
+#define GORT_RUNTIME_OS_OS_H_
+
+#include <cstddef>
+#include <cstdint>
+
+namespace gort::os {
+
+// usleep: sleeps for usec microseconds on the calling thread (Go's usleep).
+void usleep(std::uint32_t usec);
+// osyield: gives up the thread's time slice (Go's osyield).
+void osyield();
+// procyield: spins for about `cycles` pause instructions (Go's procyield).
+void procyield(std::uint32_t cycles);
+
+// futexsleep: sleeps while *addr == val, at most ns (< 0: forever); may
+// return early or spuriously (Go's futexsleep).
+void futexsleep(std::uint32_t* addr, std::uint32_t val, std::int64_t ns);
+// futexwakeup: wakes up to cnt threads sleeping on addr (Go's futexwakeup).
+void futexwakeup(std::uint32_t* addr, std::uint32_t cnt);
+
+// nanotime: monotonic clock in nanoseconds (Go's nanotime).
+std::int64_t nanotime();
+// getproccount: CPUs this process may run on (Go's getproccount).
+int getproccount();
+
+// An OS thread handle.
+struct Thread {
+  std::uintptr_t handle = 0;
+};
+// newosproc: starts an OS thread running fn(arg) (Go's newosproc); false on
+// failure.
+bool newosproc(void (*fn)(void*), void* arg, Thread* out);
+// threadjoin: waits for a thread started by newosproc to finish.
+void threadjoin(Thread t);
+// threaddetach: lets a thread finish on its own; it is never joined.
+void threaddetach(Thread t);
+
+// Timer resolution of the calling thread for usleep.
+enum class TimerMode { kLowRes, kHighRes };
+// osinit_timer: reports whether kHighRes is available on this OS.
+bool haveHighResTimer();
+// minit_timer: applies mode to the calling runtime thread (Go's minit part);
+// returns false if the OS refused.
+bool setThreadTimerMode(TimerMode mode);
+
+// sysAllocStack: reserves `size` bytes of lazily committed memory whose
+// lowest `guard` bytes are inaccessible; returns the base or nullptr.
+void* sysAllocStack(std::size_t size, std::size_t guard);
+// sysFreeStack: returns a region from sysAllocStack to the OS.
+void sysFreeStack(void* base, std::size_t size);
+// physPageSize: the OS page size.
+std::size_t physPageSize();
+
+// writeErr: writes n bytes to standard error, unbuffered (Go's writeErr).
+void writeErr(const char* s, std::size_t n);
+// exit: ends the process at once with code (Go's exit).
+[[noreturn]] void exit(int code);
+// getenv: an environment variable or nullptr (Go's gogetenv).
+const char* getenv(const char* name);
+
+}  // namespace gort::os
+
+#endif  // GORT_RUNTIME_OS_OS_H_

@@ -1,0 +1,147 @@
+// runtime/os/os_linux.cc: the Linux side of runtime/os/os.h (Go's
+// os_linux.go and mem_linux.go). Sleeping, futexes and yielding go through
+// the raw-syscall trampolines of runtime/arch; threads, clocks and memory use
+// libc, as the rest of a C++ program does.
+#include <errno.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "arch/arch.h"
+#include "os/os.h"
+
+namespace gort::os {
+
+void usleep(std::uint32_t usec) { gort_usleep(usec); }
+
+void osyield() { gort_osyield(); }
+
+void procyield(std::uint32_t cycles) { gort_procyield(cycles); }
+
+// futexsleep mirrors Go's futexsleep: FUTEX_WAIT_PRIVATE with a relative
+// timeout; EINTR, EAGAIN and timeouts simply return to the caller's loop.
+void futexsleep(std::uint32_t* addr, std::uint32_t val, std::int64_t ns) {
+  if (ns < 0) {
+    gort_futex(addr, FUTEX_WAIT_PRIVATE, val, nullptr, nullptr, 0);
+    return;
+  }
+  struct timespec ts;
+  ts.tv_sec = static_cast<time_t>(ns / 1000000000);
+  ts.tv_nsec = static_cast<long>(ns % 1000000000);
+  gort_futex(addr, FUTEX_WAIT_PRIVATE, val, &ts, nullptr, 0);
+}
+
+// futexwakeup mirrors Go's futexwakeup.
+void futexwakeup(std::uint32_t* addr, std::uint32_t cnt) {
+  gort_futex(addr, FUTEX_WAKE_PRIVATE, cnt, nullptr, nullptr, 0);
+}
+
+std::int64_t nanotime() {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+// getproccount mirrors Go's getproccount: the affinity mask, not the
+// machine's CPU count.
+int getproccount() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+    int n = CPU_COUNT(&set);
+    if (n > 0) return n;
+  }
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? static_cast<int>(n) : 1;
+}
+
+namespace {
+struct ThreadStart {
+  void (*fn)(void*);
+  void* arg;
+};
+
+void* threadEntry(void* p) {
+  ThreadStart start = *static_cast<ThreadStart*>(p);
+  delete static_cast<ThreadStart*>(p);
+  start.fn(start.arg);
+  return nullptr;
+}
+}  // namespace
+
+// newosproc mirrors Go's newosproc (pthread_create instead of clone).
+bool newosproc(void (*fn)(void*), void* arg, Thread* out) {
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, 256 * 1024);
+  pthread_t tid;
+  auto* start = new ThreadStart{fn, arg};
+  int err = pthread_create(&tid, &attr, threadEntry, start);
+  pthread_attr_destroy(&attr);
+  if (err != 0) {
+    delete start;
+    return false;
+  }
+  out->handle = static_cast<std::uintptr_t>(tid);
+  return true;
+}
+
+void threadjoin(Thread t) {
+  pthread_join(static_cast<pthread_t>(t.handle), nullptr);
+}
+
+void threaddetach(Thread t) {
+  pthread_detach(static_cast<pthread_t>(t.handle));
+}
+
+// The Linux counterpart of Windows' high-resolution waitable timer: a 1 ns
+// timer slack instead of the default 50 us, so nanosleep wakes on time.
+bool haveHighResTimer() {
+  int old = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+  return old >= 0;
+}
+
+bool setThreadTimerMode(TimerMode mode) {
+  // PR_SET_TIMERSLACK with 0 restores the slack the thread started with.
+  unsigned long slack = mode == TimerMode::kHighRes ? 1 : 0;
+  return prctl(PR_SET_TIMERSLACK, slack, 0, 0, 0) == 0;
+}
+
+void* sysAllocStack(std::size_t size, std::size_t guard) {
+  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1,
+                 0);
+  if (p == MAP_FAILED) return nullptr;
+  if (guard != 0 && mprotect(p, guard, PROT_NONE) != 0) {
+    munmap(p, size);
+    return nullptr;
+  }
+  return p;
+}
+
+void sysFreeStack(void* base, std::size_t size) { munmap(base, size); }
+
+std::size_t physPageSize() {
+  long n = sysconf(_SC_PAGESIZE);
+  return n > 0 ? static_cast<std::size_t>(n) : 4096;
+}
+
+void writeErr(const char* s, std::size_t n) {
+  while (n > 0) {
+    ssize_t w = write(2, s, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return;
+    s += w;
+    n -= static_cast<std::size_t>(w);
+  }
+}
+
+void exit(int code) { _exit(code); }
+
+const char* getenv(const char* name) { return ::getenv(name); }
+
+}  // namespace gort::os

@@ -1,0 +1,43 @@
+// runtime/panic.cc: the process-ending paths (Go's throw and fatalpanic).
+// Output goes straight to file descriptor 2 without allocating, because
+// these run on broken state: a corrupt scheduler, or a goroutine stack.
+#include "panic.h"
+
+#include <cstring>
+
+#include "os/os.h"
+
+namespace gort::runtime {
+
+void printErr(const char* s) { os::writeErr(s, std::strlen(s)); }
+
+void printErrInt(std::int64_t v) {
+  char buf[24];
+  int i = sizeof(buf);
+  bool neg = v < 0;
+  std::uint64_t u = neg ? 0 - static_cast<std::uint64_t>(v) : v;
+  do {
+    buf[--i] = static_cast<char>('0' + u % 10);
+    u /= 10;
+  } while (u != 0);
+  if (neg) buf[--i] = '-';
+  os::writeErr(buf + i, sizeof(buf) - i);
+}
+
+void throw_(const char* msg) {
+  printErr("fatal error: ");
+  printErr(msg);
+  printErr("\n");
+  os::exit(2);
+}
+
+void fatalpanic(const char* msg, std::int64_t goid) {
+  printErr("panic: ");
+  printErr(msg);
+  printErr("\n\ngoroutine ");
+  printErrInt(goid);
+  printErr(" [running]:\n");
+  os::exit(2);
+}
+
+}  // namespace gort::runtime

@@ -1,0 +1,22 @@
+// runtime/panic.h: fatal errors and goroutine panics (Go's panic.go, the
+// parts that end the process).
+#ifndef GORT_RUNTIME_PANIC_H_
+#define GORT_RUNTIME_PANIC_H_
+
+#include <cstdint>
+
+namespace gort::runtime {
+
+// throw_ prints "fatal error: msg" and exits with status 2 (Go's throw).
+[[noreturn]] void throw_(const char* msg);
+// fatalpanic prints "panic: msg" and "goroutine N [running]:" and exits with
+// status 2 (Go's fatalpanic for an unrecovered panic).
+[[noreturn]] void fatalpanic(const char* msg, std::int64_t goid);
+// printErr writes a string to standard error without allocating.
+void printErr(const char* s);
+// printErrInt writes a decimal integer to standard error without allocating.
+void printErrInt(std::int64_t v);
+
+}  // namespace gort::runtime
+
+#endif  // GORT_RUNTIME_PANIC_H_

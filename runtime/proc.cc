@@ -1,0 +1,378 @@
+// runtime/proc.cc: goroutines and the scheduler loop (Go's proc.go, first
+// half: newproc, gopark/goready, gosched, goexit, schedule, findrunnable).
+//
+// Goroutine scheduler. The scheduler's job is to distribute ready-to-run
+// goroutines over worker threads, as Go's:
+//   G - goroutine;  M - worker thread;  P - processor, the right to run Gs.
+// An M must hold a P to run a G. Each P has a local run queue; an M that
+// runs out of work takes from the global queue, runs due timers, steals half
+// of another P's queue, and only then gives up its P and parks.
+//
+// Worker thread parking/unparking follows Go: an M is woken (wakep) when a
+// goroutine becomes ready and there is an idle P but no spinning M; a
+// spinning M that finds work wakes another spinning M, so parallelism ramps
+// up without a thundering herd; an M that stops spinning re-checks every
+// queue after publishing that it is no longer spinning, so no work is
+// stranded.
+//
+// Differences from Go are noted at each function. The main one: g0 does not
+// restart schedule() on a fresh stack at every mcall; schedule() is a loop
+// that runs the mcall function a goroutine left behind (park_m, gosched_m,
+// goexit0, exitsyscall0) and then finds the next goroutine.
+#include "gort/runtime.h"
+
+#include "panic.h"
+#include "proc.h"
+
+namespace gort::runtime {
+
+schedt sched;
+P* allp[kMaxGomaxprocs];
+std::atomic<std::int32_t> gomaxprocs{0};
+std::atomic<bool> running{false};
+mutex allglock;
+G* allgs = nullptr;
+M* allm = nullptr;
+std::size_t stackSizeSetting = 0;
+os::TimerMode timerMode = os::TimerMode::kLowRes;
+
+namespace {
+constexpr int kGoidCacheBatch = 16;
+}  // namespace
+
+std::uint32_t readgstatus(G* gp) {
+  return gp->atomicstatus.load(std::memory_order_acquire);
+}
+
+// casgstatus mirrors Go's casgstatus (no _Gscan bits: gort has no GC).
+void casgstatus(G* gp, std::uint32_t oldval, std::uint32_t newval) {
+  std::uint32_t cur = oldval;
+  if (!gp->atomicstatus.compare_exchange_strong(cur, newval,
+                                                std::memory_order_acq_rel)) {
+    throw_("casgstatus: bad incoming values");
+  }
+}
+
+// fastrand mirrors Go's fastrand (wyrand on the M's state).
+std::uint32_t fastrand() {
+  M* mp = getg()->m;
+  std::uint64_t s = (static_cast<std::uint64_t>(mp->fastrand[1]) << 32) |
+                    mp->fastrand[0];
+  s += 0xa0761d6478bd642fULL;
+  mp->fastrand[0] = static_cast<std::uint32_t>(s);
+  mp->fastrand[1] = static_cast<std::uint32_t>(s >> 32);
+  __uint128_t m = static_cast<__uint128_t>(s) * (s ^ 0xe7037ed1a0b428dbULL);
+  return static_cast<std::uint32_t>(static_cast<std::uint64_t>(m >> 64) ^
+                                    static_cast<std::uint64_t>(m));
+}
+
+// fastrandn mirrors Go's fastrandn: a number in [0, n) without division.
+std::uint32_t fastrandn(std::uint32_t n) {
+  return static_cast<std::uint32_t>(
+      (static_cast<std::uint64_t>(fastrand()) * n) >> 32);
+}
+
+// allgadd mirrors Go's allgadd: every G ever made stays on allgs until Run
+// ends, so checkdead can inspect them.
+void allgadd(G* gp) {
+  lock(&allglock);
+  gp->alllink = allgs;
+  allgs = gp;
+  unlock(&allglock);
+}
+
+// newproc1 mirrors Go's newproc1. The stack is not allocated here but at
+// the first execute (Go allocates 2 KiB at once; gort's stacks are larger,
+// so a burst of spawned-but-not-started Gs costs no stacks).
+G* newproc1(internal::Func fn, G* callergp) {
+  P* pp = callergp != nullptr ? callergp->m->p : nullptr;
+  G* newg = gfget(pp);
+  if (newg == nullptr) {
+    newg = new G;
+    newg->atomicstatus.store(_Gdead, std::memory_order_relaxed);
+    allgadd(newg);
+  }
+  newg->fn = std::move(fn);
+  newg->ctx = nullptr;
+  newg->preempt.store(false, std::memory_order_relaxed);
+  if (pp != nullptr) {
+    if (pp->goidcache == pp->goidcacheend) {
+      pp->goidcache = sched.goidgen.fetch_add(kGoidCacheBatch) + 1;
+      pp->goidcacheend = pp->goidcache + kGoidCacheBatch;
+    }
+    newg->goid = static_cast<std::int64_t>(pp->goidcache++);
+  } else {
+    newg->goid = static_cast<std::int64_t>(sched.goidgen.fetch_add(1) + 1);
+  }
+  sched.ngoroutines.fetch_add(1, std::memory_order_relaxed);
+  casgstatus(newg, _Gdead, _Grunnable);
+  return newg;
+}
+
+// gfput mirrors Go's gfput: keep dead Gs with their stacks per P, spilling
+// half to the global list past kGFreeLocalMax.
+void gfput(P* pp, G* gp) {
+  gp->schedlink = pp->gFree;
+  pp->gFree = gp;
+  if (++pp->gFreeN < kGFreeLocalMax) return;
+  lock(&sched.gFreeLock);
+  while (pp->gFreeN >= kGFreeLocalMax / 2) {
+    G* g1 = pp->gFree;
+    pp->gFree = g1->schedlink;
+    pp->gFreeN--;
+    g1->schedlink = sched.gFree;
+    sched.gFree = g1;
+    sched.gFreeN++;
+  }
+  unlock(&sched.gFreeLock);
+}
+
+// gfget mirrors Go's gfget; pp may be nullptr (a G made off-runtime).
+G* gfget(P* pp) {
+  if (pp == nullptr || pp->gFree == nullptr) {
+    lock(&sched.gFreeLock);
+    if (pp == nullptr) {
+      G* gp = sched.gFree;
+      if (gp != nullptr) {
+        sched.gFree = gp->schedlink;
+        sched.gFreeN--;
+      }
+      unlock(&sched.gFreeLock);
+      return gp;
+    }
+    while (pp->gFreeN < kGFreeLocalMax / 2 && sched.gFree != nullptr) {
+      G* gp = sched.gFree;
+      sched.gFree = gp->schedlink;
+      sched.gFreeN--;
+      gp->schedlink = pp->gFree;
+      pp->gFree = gp;
+      pp->gFreeN++;
+    }
+    unlock(&sched.gFreeLock);
+  }
+  G* gp = pp->gFree;
+  if (gp != nullptr) {
+    pp->gFree = gp->schedlink;
+    pp->gFreeN--;
+  }
+  return gp;
+}
+
+// gfpurge mirrors Go's gfpurge: a destroyed P's free Gs go global.
+void gfpurge(P* pp) {
+  lock(&sched.gFreeLock);
+  while (pp->gFree != nullptr) {
+    G* gp = pp->gFree;
+    pp->gFree = gp->schedlink;
+    gp->schedlink = sched.gFree;
+    sched.gFree = gp;
+    sched.gFreeN++;
+  }
+  pp->gFreeN = 0;
+  unlock(&sched.gFreeLock);
+}
+
+// acquireSudog mirrors Go's acquireSudog: per-P cache, refilled from the
+// central cache, so channel waits do not allocate in steady state.
+sudog* acquireSudog() {
+  P* pp = getg()->m->p;
+  if (pp->nsudog == 0) {
+    lock(&sched.sudoglock);
+    while (pp->nsudog < kSudogCacheSize / 2 && sched.sudogcache != nullptr) {
+      sudog* s = sched.sudogcache;
+      sched.sudogcache = s->next;
+      s->next = nullptr;
+      pp->sudogcache[pp->nsudog++] = s;
+    }
+    unlock(&sched.sudoglock);
+    if (pp->nsudog == 0) pp->sudogcache[pp->nsudog++] = new sudog;
+  }
+  sudog* s = pp->sudogcache[--pp->nsudog];
+  return s;
+}
+
+// releaseSudog mirrors Go's releaseSudog.
+void releaseSudog(sudog* s) {
+  *s = sudog{};
+  P* pp = getg()->m->p;
+  if (pp->nsudog == kSudogCacheSize) {
+    sudog* first = nullptr;
+    sudog* last = nullptr;
+    while (pp->nsudog > kSudogCacheSize / 2) {
+      sudog* p = pp->sudogcache[--pp->nsudog];
+      if (first == nullptr) {
+        first = p;
+      } else {
+        last->next = p;
+      }
+      last = p;
+    }
+    lock(&sched.sudoglock);
+    last->next = sched.sudogcache;
+    sched.sudogcache = first;
+    unlock(&sched.sudoglock);
+  }
+  pp->sudogcache[pp->nsudog++] = s;
+}
+
+// dropg mirrors Go's dropg.
+static void dropg(M* mp) {
+  mp->curg->m = nullptr;
+  mp->curg = nullptr;
+}
+
+// park_m mirrors Go's park_m: on g0, after gp switched out.
+static G* park_m(G* gp) {
+  M* mp = getg()->m;
+  casgstatus(gp, _Grunning, _Gwaiting);
+  dropg(mp);
+  if (auto fn = mp->waitunlockf) {
+    bool ok = fn(gp, mp->waitlock);
+    mp->waitunlockf = nullptr;
+    mp->waitlock = nullptr;
+    if (!ok) {
+      casgstatus(gp, _Gwaiting, _Grunnable);
+      return gp;  // run it again at once (Go: execute(gp, true))
+    }
+  }
+  return nullptr;
+}
+
+// gopark mirrors Go's gopark: park the goroutine; unlockf(gp, lock) runs on
+// g0 after the switch and may veto the park by returning false.
+void gopark(bool (*unlockf)(G*, void*), void* lk, waitReason reason) {
+  G* gp = getg();
+  M* mp = gp->m;
+  mp->waitlock = lk;
+  mp->waitunlockf = unlockf;
+  gp->waitreason = reason;
+  mcall(park_m);
+}
+
+static bool parkunlock_c(G*, void* lk) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  unlock(static_cast<mutex*>(lk));
+  return true;
+}
+
+// goparkunlock mirrors Go's goparkunlock.
+void goparkunlock(mutex* l, waitReason reason) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  gopark(parkunlock_c, l, reason);
+}
+
+// ready mirrors Go's ready: mark gp runnable and put it on this P.
+void ready(G* gp, bool next) {
+  casgstatus(gp, _Gwaiting, _Grunnable);
+  runqput(getg()->m->p, gp, next);
+  wakep();
+}
+
+// goready mirrors Go's goready.
+void goready(G* gp) { ready(gp, true); }
+
+// gosched_m mirrors Go's gosched_m / goschedImpl: back of the global queue.
+static G* gosched_m(G* gp) {
+  M* mp = getg()->m;
+  casgstatus(gp, _Grunning, _Grunnable);
+  dropg(mp);
+  lock(&sched.lock);
+  globrunqput(gp);
+  unlock(&sched.lock);
+  return nullptr;
+}
+
+void gosched() { mcall(gosched_m); }
+
+// goschedIfPreempted honours sysmon's request at a safe point (Go's
+// gopreempt_m reached through a stack check; gort's preemption is
+// cooperative only).
+void goschedIfPreempted() {
+  G* gp = getg();
+  if (gp->preempt.load(std::memory_order_relaxed)) {
+    gp->preempt.store(false, std::memory_order_relaxed);
+    gosched();
+  }
+}
+
+// goexit0 mirrors Go's goexit0: on g0, recycle the finished G.
+static G* goexit0(G* gp) {
+  M* mp = getg()->m;
+  casgstatus(gp, _Grunning, _Gdead);
+  dropg(mp);
+  gp->waitreason = waitReason::zero;
+  gp->param = nullptr;
+  sched.ngoroutines.fetch_sub(1, std::memory_order_relaxed);
+  gfput(mp->p, gp);
+  return nullptr;
+}
+
+// mainexit0: goroutine 1 returned. Go's main calls exit(0); gort wakes Run,
+// which stops the runtime's threads and returns.
+static G* mainexit0(G* gp) {
+  M* mp = getg()->m;
+  casgstatus(gp, _Grunning, _Gdead);
+  dropg(mp);
+  sched.ngoroutines.fetch_sub(1, std::memory_order_relaxed);
+  sched.exiting.store(true, std::memory_order_release);
+  notewakeup(&sched.mainDone);
+  mexit(mp);
+}
+
+// goexit1 mirrors Go's goexit1.
+void goexit1() {
+  G* gp = getg();
+  mcall(gp->goid == 1 ? mainexit0 : goexit0);
+}
+
+// execute mirrors Go's execute: run gp on this M until it switches out.
+void execute(G* gp, bool inheritTime) {
+  M* mp = getg()->m;
+  mp->curg = gp;
+  gp->m = mp;
+  casgstatus(gp, _Grunnable, _Grunning);
+  if (!inheritTime) {
+    mp->p->schedtick.fetch_add(1, std::memory_order_relaxed);
+  }
+  if (gp->ctx == nullptr) {
+    if (gp->stack.base == nullptr && !stackalloc(&gp->stack, stackSizeSetting)) {
+      throw_("out of memory allocating a goroutine stack");
+    }
+    gostart(gp);
+  }
+  gogo(gp);
+}
+
+// schedule mirrors Go's schedule, as a loop on g0 (see the file comment).
+void schedule() {
+  M* mp = getg()->m;
+  G* next = nullptr;
+  bool inheritTime = false;
+  for (;;) {
+    if (sched.exiting.load(std::memory_order_acquire)) mexit(mp);
+    if (next == nullptr) {
+      if (sched.gcwaiting.load(std::memory_order_acquire)) {
+        gcstopm();
+        continue;
+      }
+      next = findrunnable(&inheritTime);
+      if (mp->spinning) resetspinning();
+    }
+    G* gp = next;
+    execute(gp, inheritTime);
+    G* (*fn)(G*) = mp->mcallfn;
+    mp->mcallfn = nullptr;
+    next = fn(gp);
+    inheritTime = true;
+  }
+}
+
+// resetspinning mirrors Go's resetspinning.
+void resetspinning() {
+  M* mp = getg()->m;
+  mp->spinning = false;
+  if (sched.nmspinning.fetch_sub(1) - 1 < 0) {
+    throw_("findrunnable: negative nmspinning");
+  }
+  wakep();
+}
+
+}  // namespace gort::runtime

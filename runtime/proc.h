@@ -1,0 +1,122 @@
+// runtime/proc.h: the scheduler's functions and globals, shared by the
+// runtime's files (Go keeps these in one package; each is defined in the .cc
+// file named beside it, which mirrors the Go file of the same name).
+#ifndef GORT_RUNTIME_PROC_H_
+#define GORT_RUNTIME_PROC_H_
+
+#include <cstdint>
+
+#include "runtime2.h"
+
+namespace gort::runtime {
+
+inline constexpr int kMaxGomaxprocs = 256;  // Go's _MaxGomaxprocs
+inline constexpr std::int64_t kForcePreemptNS = 10'000'000;  // 10 ms
+
+// --- globals (proc.cc) ---
+extern schedt sched;
+extern P* allp[kMaxGomaxprocs];  // resized only with the world stopped
+extern std::atomic<std::int32_t> gomaxprocs;
+extern std::atomic<bool> running;  // between Run's start and its end
+extern mutex allglock;
+extern G* allgs ABSL_GUARDED_BY(allglock);
+extern M* allm ABSL_GUARDED_BY(sched.lock);
+extern std::size_t stackSizeSetting;
+extern os::TimerMode timerMode;
+
+// --- gogo.cc: switching stacks (Go's asm_amd64.s) ---
+G* getg();
+void setg(G* gp);
+G* getcurg();  // the user goroutine on this thread, nullptr on g0 or outside
+void gogo(G* gp);  // g0 only: runs gp until it switches back
+void mcall(G* (*fn)(G*));  // goroutine only: switch to g0, run fn(curg)
+void gostart(G* gp);  // prepares gp's context to start at its body
+
+// --- proc.cc: goroutines ---
+G* newproc1(internal::Func fn, G* callergp);
+void gopark(bool (*unlockf)(G*, void*), void* lock, waitReason reason);
+void goparkunlock(mutex* l, waitReason reason) ABSL_UNLOCK_FUNCTION(l);
+void goready(G* gp);
+void ready(G* gp, bool next);
+void gosched();
+void goschedIfPreempted();
+void goexit1();
+void schedule();
+void execute(G* gp, bool inheritTime);
+G* findrunnable(bool* inheritTime);
+void resetStealOrder(std::uint32_t count);
+void resetspinning();
+std::uint32_t fastrand();
+std::uint32_t fastrandn(std::uint32_t n);
+void casgstatus(G* gp, std::uint32_t oldval, std::uint32_t newval);
+std::uint32_t readgstatus(G* gp);
+sudog* acquireSudog();
+void releaseSudog(sudog* s);
+void allgadd(G* gp);
+void gfput(P* pp, G* gp);
+G* gfget(P* pp);
+void gfpurge(P* pp);
+
+// --- proc_m.cc: Ms and Ps ---
+void mstart(void* arg);
+M* newm(void (*fn)(), P* pp, bool spinning);
+void startm(P* pp, bool spinning);
+void stopm();
+void handoffp(P* pp);
+void wakep();
+void acquirep(P* pp);
+P* releasep();
+void pidleput(P* pp, std::int64_t now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock);
+P* pidleget(std::int64_t now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock);
+void mput(M* mp) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock);
+M* mget() ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock);
+void checkdead() ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock);
+void gcstopm();
+[[noreturn]] void mexit(M* mp);
+[[noreturn]] void parkForever();
+
+// --- run.cc ---
+std::int32_t initialProcs(int maxprocs, bool verbose);
+
+// --- procresize.cc: stop the world and resize ---
+P* procresize(std::int32_t nprocs);
+void stopTheWorld();
+void startTheWorld(std::int32_t newprocs);
+
+// --- runq.cc: run queues ---
+void runqput(P* pp, G* gp, bool next);
+G* runqget(P* pp, bool* inheritTime);
+bool runqempty(P* pp);
+G* runqsteal(P* pp, P* p2, bool stealRunNextG);
+void globrunqput(G* gp) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock);
+void globrunqputhead(G* gp) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock);
+void globrunqputbatch(G* head, G* tail, std::int32_t n)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock);
+G* globrunqget(P* pp, std::int32_t max) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock);
+void runqdrain(P* pp) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock);
+
+// --- syscall.cc (proc.go's syscall half) ---
+void entersyscall();
+void entersyscallblock();
+void exitsyscall();
+
+// --- sysmon.cc ---
+void sysmon();
+void wakeSysmon();
+
+// --- time.cc: timers ---
+void addtimer(timer* t);
+std::int64_t checkTimers(P* pp, std::int64_t now, bool* ran);
+std::int64_t nextTimerWhen();
+void moveTimers(P* to, P* from);
+void dropTimers(P* pp);
+void wakeTimerSleeper(std::int64_t when);
+std::int64_t timeSleepUntil();
+
+// --- stack.cc ---
+bool stackalloc(struct stack* s, std::size_t size);
+void stackfree(struct stack* s);
+
+}  // namespace gort::runtime
+
+#endif  // GORT_RUNTIME_PROC_H_

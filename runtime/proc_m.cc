@@ -1,0 +1,256 @@
+// runtime/proc_m.cc: Ms and Ps changing hands (Go's proc.go: mstart, newm,
+// startm, stopm, handoffp, wakep, acquirep/releasep, the idle lists, and
+// checkdead).
+//
+// An M without work parks on its note (stopm); whoever has work for it
+// takes it off the idle list, hands it a P through m.nextp and wakes the
+// note (startm). handoffp decides whether a P leaving an M (for a syscall,
+// or retaken by sysmon) needs a new M at once or can go idle. checkdead runs
+// whenever an M goes idle: if no M is running and no goroutine can become
+// runnable, the program is deadlocked.
+#include "os/os.h"
+#include "panic.h"
+#include "proc.h"
+
+namespace gort::runtime {
+
+namespace {
+// mExit unwinds an M's g0 stack back to mstart when Run ends.
+struct mExit {};
+}  // namespace
+
+// mstart mirrors Go's mstart/mstart1: the body of every runtime thread.
+void mstart(void* arg) {
+  M* mp = static_cast<M*>(arg);
+  setg(mp->g0);
+  os::setThreadTimerMode(timerMode);
+  mp->fastrand[0] = static_cast<std::uint32_t>(mp->id * 0x9e3779b9u + 1);
+  mp->fastrand[1] = static_cast<std::uint32_t>(os::nanotime());
+  try {
+    if (mp->mstartfn != nullptr) {
+      mp->mstartfn();
+    } else {
+      acquirep(mp->nextp);
+      mp->nextp = nullptr;
+      schedule();
+    }
+  } catch (const mExit&) {
+  }
+  setg(nullptr);
+  mp->exited.store(true, std::memory_order_release);
+}
+
+// mexit ends the M when Run is over (Go's mexit frees the M's resources;
+// gort leaves that to Run, which joins the thread).
+void mexit(M* mp) { throw mExit{}; }
+
+// newm mirrors Go's newm: a new M and thread, starting with pp (or fn).
+M* newm(void (*fn)(), P* pp, bool spinning) {
+  M* mp = new M;
+  mp->g0 = new G;
+  mp->g0->m = mp;
+  mp->g0->atomicstatus.store(_Grunning, std::memory_order_relaxed);
+  mp->mstartfn = fn;
+  mp->nextp = pp;
+  mp->spinning = spinning;
+  lock(&sched.lock);
+  mp->id = sched.mnext++;
+  mp->alllink = allm;
+  allm = mp;
+  unlock(&sched.lock);
+  if (!os::newosproc(mstart, mp, &mp->thread)) {
+    throw_("newosproc: cannot create a thread");
+  }
+  return mp;
+}
+
+// mput mirrors Go's mput: put mp on the idle list, then look for deadlock.
+void mput(M* mp) {
+  mp->schedlink = sched.midle;
+  sched.midle = mp;
+  sched.nmidle++;
+  checkdead();
+}
+
+// mget mirrors Go's mget.
+M* mget() {
+  M* mp = sched.midle;
+  if (mp != nullptr) {
+    sched.midle = mp->schedlink;
+    sched.nmidle--;
+  }
+  return mp;
+}
+
+// pidleput mirrors Go's pidleput.
+void pidleput(P* pp, std::int64_t now) {
+  if (!runqempty(pp)) throw_("pidleput: P has non-empty run queue");
+  pp->status.store(_Pidle, std::memory_order_release);
+  pp->link = sched.pidle;
+  sched.pidle = pp;
+  sched.npidle.fetch_add(1);
+}
+
+// pidleget mirrors Go's pidleget.
+P* pidleget(std::int64_t now) {
+  P* pp = sched.pidle;
+  if (pp != nullptr) {
+    sched.pidle = pp->link;
+    sched.npidle.fetch_sub(1);
+  }
+  return pp;
+}
+
+// acquirep mirrors Go's acquirep/wirep.
+void acquirep(P* pp) {
+  M* mp = getg()->m;
+  if (mp->p != nullptr || pp->m != nullptr) throw_("wirep: already in go");
+  mp->p = pp;
+  pp->m = mp;
+  pp->status.store(_Prunning, std::memory_order_release);
+}
+
+// releasep mirrors Go's releasep.
+P* releasep() {
+  M* mp = getg()->m;
+  P* pp = mp->p;
+  if (pp == nullptr || pp->m != mp) throw_("releasep: invalid p state");
+  mp->p = nullptr;
+  pp->m = nullptr;
+  pp->status.store(_Pidle, std::memory_order_release);
+  return pp;
+}
+
+// stopm mirrors Go's stopm: park this M until startm hands it a P.
+void stopm() {
+  M* mp = getg()->m;
+  if (mp->p != nullptr) throw_("stopm holding p");
+  if (mp->spinning) throw_("stopm spinning");
+  lock(&sched.lock);
+  if (sched.exiting.load()) {
+    unlock(&sched.lock);
+    mexit(mp);
+  }
+  mput(mp);
+  unlock(&sched.lock);
+  mp->blocked = true;
+  notesleep(&mp->park);
+  noteclear(&mp->park);
+  mp->blocked = false;
+  if (sched.exiting.load(std::memory_order_acquire)) mexit(mp);
+  acquirep(mp->nextp);
+  mp->nextp = nullptr;
+}
+
+// startm mirrors Go's startm: run pp (or an idle P) on an idle or new M.
+// If spinning, the caller has already counted the M in nmspinning.
+void startm(P* pp, bool spinning) {
+  lock(&sched.lock);
+  if (pp == nullptr) {
+    pp = pidleget(0);
+    if (pp == nullptr) {
+      unlock(&sched.lock);
+      if (spinning && sched.nmspinning.fetch_sub(1) - 1 < 0) {
+        throw_("startm: negative nmspinning");
+      }
+      return;
+    }
+  }
+  M* nmp = mget();
+  if (nmp == nullptr) {
+    unlock(&sched.lock);
+    newm(nullptr, pp, spinning);
+    return;
+  }
+  unlock(&sched.lock);
+  nmp->spinning = spinning;
+  nmp->nextp = pp;
+  notewakeup(&nmp->park);
+}
+
+// handoffp mirrors Go's handoffp: pp lost its M (syscall or retake); start
+// an M for it if there is work or nobody else is looking, else idle it.
+void handoffp(P* pp) {
+  if (!runqempty(pp) || sched.runqsize.load(std::memory_order_acquire) != 0) {
+    startm(pp, false);
+    return;
+  }
+  std::int32_t zero = 0;
+  if (sched.nmspinning.load() + sched.npidle.load() == 0 &&
+      sched.nmspinning.compare_exchange_strong(zero, 1)) {
+    startm(pp, true);
+    return;
+  }
+  lock(&sched.lock);
+  if (sched.gcwaiting.load(std::memory_order_acquire)) {
+    pp->status.store(_Pgcstop, std::memory_order_release);
+    if (--sched.stopwait == 0) notewakeup(&sched.stopnote);
+    unlock(&sched.lock);
+    return;
+  }
+  if (sched.runqsize.load(std::memory_order_acquire) != 0) {
+    unlock(&sched.lock);
+    startm(pp, false);
+    return;
+  }
+  // The last running P with timers pending: make sure someone wakes for
+  // them (Go: wakeNetPoller in handoffp).
+  std::int64_t when = pp->timer0When.load(std::memory_order_acquire);
+  pidleput(pp, 0);
+  unlock(&sched.lock);
+  if (when != 0) wakeTimerSleeper(when);
+}
+
+// wakep mirrors Go's wakep: start one spinning M if a P is idle and no M
+// is spinning already.
+void wakep() {
+  if (sched.npidle.load() == 0) return;
+  std::int32_t zero = 0;
+  if (sched.nmspinning.load() != 0 ||
+      !sched.nmspinning.compare_exchange_strong(zero, 1)) {
+    return;
+  }
+  startm(nullptr, true);
+}
+
+// gcstopm mirrors Go's gcstopm: give the P to a stopping world, then park.
+void gcstopm() {
+  M* mp = getg()->m;
+  if (mp->spinning) {
+    mp->spinning = false;
+    sched.nmspinning.fetch_sub(1);
+  }
+  P* pp = releasep();
+  lock(&sched.lock);
+  pp->status.store(_Pgcstop, std::memory_order_release);
+  if (--sched.stopwait == 0) notewakeup(&sched.stopnote);
+  unlock(&sched.lock);
+  stopm();
+}
+
+// checkdead mirrors Go's checkdead: called with sched.lock held when an M
+// goes idle.
+void checkdead() {
+  if (sched.exiting.load(std::memory_order_acquire)) return;
+  std::int32_t run = static_cast<std::int32_t>(sched.mnext) - sched.nmidle -
+                     sched.nmsys - sched.nmexited;
+  if (run > 0) return;
+  if (run < 0) throw_("checkdead: inconsistent counts");
+  lock(&allglock);
+  for (G* gp = allgs; gp != nullptr; gp = gp->alllink) {
+    std::uint32_t s = readgstatus(gp);
+    if (s == _Grunnable || s == _Grunning || s == _Gsyscall) {
+      unlock(&allglock);
+      throw_("checkdead: runnable g");
+    }
+  }
+  unlock(&allglock);
+  std::int32_t n = gomaxprocs.load();
+  for (std::int32_t i = 0; i < n; i++) {
+    if (allp[i]->timer0When.load(std::memory_order_acquire) != 0) return;
+  }
+  sched.lock.key.store(0);  // let nothing else block on it while we exit
+  throw_("all goroutines are asleep - deadlock!");
+}
+
+}  // namespace gort::runtime

@@ -1,0 +1,314 @@
+// runtime/run.cc: starting and ending a runtime (Go's proc.go schedinit
+// and main, runtime1.go's environment parsing, and exit), plus the small
+// exported functions (Gosched, NumGoroutine, Nanotime, statistics).
+//
+// Run is Go's process lifetime made repeatable: schedinit resets every
+// global, the caller's thread waits while goroutine 1 runs, and when it
+// returns every M is woken to exit and joined. Goroutines still parked are
+// abandoned as Go's exit abandons them: taken off their channels and
+// semaphores and freed, pending timers dropped. An M stuck in a syscall
+// cannot be joined; it is left parked forever once its syscall returns,
+// with its G kept, so nothing it touches is freed under it.
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "chan.h"
+#include "gort/debug.h"
+#include "gort/runtime.h"
+#include "os/os.h"
+#include "panic.h"
+#include "proc.h"
+
+namespace gort::runtime {
+
+void clearSemaphores();  // sema.cc
+
+namespace {
+
+constexpr std::size_t kDefaultStackSize = 256 * 1024;
+constexpr std::size_t kMinStackSize = 16 * 1024;
+constexpr std::size_t kMaxStackSize = std::size_t{1} << 30;
+
+std::atomic<bool> runActive{false};
+// Ms (and their Gs) left in syscalls by earlier Runs: kept reachable.
+std::vector<M*> abandonedMs;
+
+void warn(const std::string& msg) {
+  std::string line = "gort: " + msg + "\n";
+  os::writeErr(line.data(), line.size());
+}
+
+}  // namespace
+
+// initialProcs reads Options.maxprocs, then $GOMAXPROCS (Go's schedinit).
+std::int32_t initialProcs(int maxprocs, bool verbose) {
+  std::int32_t ncpu = os::getproccount();
+  if (ncpu > kMaxGomaxprocs) ncpu = kMaxGomaxprocs;
+  if (maxprocs > 0) {
+    if (maxprocs > kMaxGomaxprocs) {
+      if (verbose) {
+        warn("Options.maxprocs=" + std::to_string(maxprocs) +
+             " is above the limit; using " + std::to_string(kMaxGomaxprocs));
+      }
+      return kMaxGomaxprocs;
+    }
+    return maxprocs;
+  }
+  const char* env = os::getenv("GOMAXPROCS");
+  if (env == nullptr) return ncpu;
+  char* end = nullptr;
+  errno = 0;
+  long n = std::strtol(env, &end, 10);
+  if (*env == '\0' || *end != '\0' || errno == ERANGE || n <= 0) {
+    if (verbose) {
+      warn("ignoring invalid GOMAXPROCS=\"" + std::string(env) +
+           "\" (want a positive integer); using " + std::to_string(ncpu));
+    }
+    return ncpu;
+  }
+  if (n > kMaxGomaxprocs) {
+    if (verbose) {
+      warn("GOMAXPROCS=" + std::string(env) + " is above the limit; using " +
+           std::to_string(kMaxGomaxprocs));
+    }
+    return kMaxGomaxprocs;
+  }
+  return static_cast<std::int32_t>(n);
+}
+
+namespace {
+
+std::size_t stackSizeFor(std::size_t requested) {
+  if (requested == 0) return kDefaultStackSize;
+  std::size_t page = os::physPageSize();
+  std::size_t size = requested;
+  if (size < kMinStackSize) {
+    warn("Options.stack_size=" + std::to_string(requested) +
+         " is too small; using " + std::to_string(kMinStackSize));
+    size = kMinStackSize;
+  } else if (size > kMaxStackSize) {
+    warn("Options.stack_size=" + std::to_string(requested) +
+         " is too large; using " + std::to_string(kMaxStackSize));
+    size = kMaxStackSize;
+  }
+  return (size + page - 1) / page * page;
+}
+
+// resetSched puts every scheduler global back to its zero state.
+void resetSched() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  sched.goidgen.store(0);
+  sched.midle = nullptr;
+  sched.nmidle = 0;
+  sched.mnext = 0;
+  sched.nmsys = 0;
+  sched.nmexited = 0;
+  sched.pidle = nullptr;
+  sched.npidle.store(0);
+  sched.nmspinning.store(0);
+  sched.runqhead = sched.runqtail = nullptr;
+  sched.runqsize.store(0);
+  sched.gFree = nullptr;
+  sched.gFreeN = 0;
+  sched.sudogcache = nullptr;
+  sched.gcwaiting.store(false);
+  sched.stopwait = 0;
+  noteclear(&sched.stopnote);
+  sched.sysmonwait.store(false);
+  noteclear(&sched.sysmonnote);
+  sched.timerSleeper.store(nullptr);
+  sched.timerSleepUntil.store(0);
+  sched.exiting.store(false);
+  noteclear(&sched.mainDone);
+  sched.steals.store(0);
+  sched.stolen.store(0);
+  sched.handoffs.store(0);
+  sched.preemptRequests.store(0);
+  sched.sysmonWakes.store(0);
+  sched.ngoroutines.store(0);
+  gomaxprocs.store(0);
+  allm = nullptr;
+  allgs = nullptr;
+}
+
+// schedinit mirrors Go's schedinit.
+void schedinit(const Options& o) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  resetSched();
+  stackSizeSetting = stackSizeFor(o.stack_size);
+  bool high = o.usleep != UsleepMode::kLowRes && os::haveHighResTimer();
+  if (o.usleep == UsleepMode::kHighRes && !high) {
+    warn("high-resolution usleep is not available; using low resolution");
+  }
+  timerMode = high ? os::TimerMode::kHighRes : os::TimerMode::kLowRes;
+  lock(&sched.lock);
+  procresize(initialProcs(o.maxprocs, true));
+  unlock(&sched.lock);
+}
+
+// wakeAllForExit wakes every M that sleeps so it can see sched.exiting;
+// returns whether all Ms have exited or are abandoned in syscalls.
+bool wakeAllForExit() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  lock(&sched.lock);
+  while (M* mp = mget()) notewakeup(&mp->park);
+  if (sched.sysmonwait.load()) {
+    sched.sysmonwait.store(false);
+    notewakeup(&sched.sysmonnote);
+  }
+  bool done = true;
+  for (M* mp = allm; mp != nullptr; mp = mp->alllink) {
+    if (mp->exited.load(std::memory_order_acquire)) continue;
+    int in = 1;
+    if (mp->syscallState.compare_exchange_strong(in, 2) || in == 2) continue;
+    done = false;
+  }
+  unlock(&sched.lock);
+  if (M* ts = sched.timerSleeper.exchange(nullptr)) notewakeup(&ts->park);
+  return done;
+}
+
+// abandonWaiters takes parked goroutines off the channels they wait on.
+void abandonWaiters() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  for (G* gp = allgs; gp != nullptr; gp = gp->alllink) {
+    if (readgstatus(gp) != _Gwaiting) continue;
+    for (sudog* sg = gp->waiting; sg != nullptr;) {
+      sudog* next = sg->waitlink;
+      if (sg->c != nullptr) internal::chanAbandon(sg);
+      delete sg;
+      sg = next;
+    }
+    gp->waiting = nullptr;
+  }
+  clearSemaphores();
+}
+
+// freeAll releases the Gs, stacks, Ps, Ms and caches of the ended Run.
+void freeAll() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  std::vector<G*> keep;
+  for (M* mp = allm; mp != nullptr;) {
+    M* next = mp->alllink;
+    if (mp->syscallState.load() == 2) {
+      os::threaddetach(mp->thread);
+      keep.push_back(mp->curg);
+      abandonedMs.push_back(mp);
+    } else {
+      os::threadjoin(mp->thread);
+      delete mp->g0;
+      delete mp;
+    }
+    mp = next;
+  }
+  for (G* gp = allgs; gp != nullptr;) {
+    G* next = gp->alllink;
+    bool kept = false;
+    for (G* k : keep) kept |= k == gp;
+    if (!kept) {
+      stackfree(&gp->stack);
+      delete gp;
+    }
+    gp = next;
+  }
+  for (int i = 0; i < kMaxGomaxprocs; i++) {
+    P* pp = allp[i];
+    if (pp == nullptr) continue;
+    dropTimers(pp);
+    while (pp->nsudog > 0) delete pp->sudogcache[--pp->nsudog];
+    delete pp;
+    allp[i] = nullptr;
+  }
+  while (sudog* s = sched.sudogcache) {
+    sched.sudogcache = s->next;
+    delete s;
+  }
+}
+
+}  // namespace
+
+// parkForever blocks an M abandoned in a syscall when its call returns.
+void parkForever() {
+  std::uint32_t never = 0;
+  for (;;) os::futexsleep(&never, 0, -1);
+}
+
+}  // namespace gort::runtime
+
+namespace gort {
+
+using namespace gort::runtime;
+
+void internal::RunMain(internal::Func main, const Options& options) {
+  if (getg() != nullptr) throw_("gort.Run called from inside the runtime");
+  bool idle = false;
+  if (!runActive.compare_exchange_strong(idle, true)) {
+    throw_("gort.Run called while another Run is in progress");
+  }
+  schedinit(options);
+  G* mainG = newproc1(std::move(main), nullptr);
+  lock(&sched.lock);
+  globrunqput(mainG);
+  unlock(&sched.lock);
+  running.store(true);
+  newm(sysmon, nullptr, false);
+  startm(nullptr, false);
+
+  notesleep(&sched.mainDone);
+  while (!wakeAllForExit()) os::usleep(50);
+  abandonWaiters();
+  freeAll();
+  running.store(false);
+  runActive.store(false);
+}
+
+void internal::NewProc(internal::Func fn) {
+  G* gp = getcurg();
+  if (gp == nullptr) {
+    if (!running.load() || getg() != nullptr) {
+      throw Panic("gort: Go called outside gort::Run");
+    }
+    // From a thread that is not the runtime's: queue globally.
+    G* newg = newproc1(std::move(fn), nullptr);
+    lock(&sched.lock);
+    globrunqput(newg);
+    unlock(&sched.lock);
+    wakep();
+    return;
+  }
+  G* newg = newproc1(std::move(fn), gp);
+  runqput(gp->m->p, newg, true);
+  wakep();
+}
+
+void Gosched() {
+  if (getcurg() == nullptr) {
+    throw Panic("gort: Gosched called outside a goroutine");
+  }
+  gosched();
+}
+
+int NumGoroutine() { return sched.ngoroutines.load(); }
+
+std::int64_t Nanotime() { return os::nanotime(); }
+
+Stats ReadStats() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  Stats s;
+  s.gomaxprocs = gomaxprocs.load();
+  s.goroutines = sched.ngoroutines.load();
+  lock(&sched.lock);
+  s.threads = static_cast<int>(sched.mnext);
+  unlock(&sched.lock);
+  s.idle_ps = sched.npidle.load();
+  s.spinning_ms = sched.nmspinning.load();
+  s.steals = sched.steals.load();
+  s.stolen = sched.stolen.load();
+  s.handoffs = sched.handoffs.load();
+  s.preempt_requests = sched.preemptRequests.load();
+  s.sysmon_wakes = sched.sysmonWakes.load();
+  s.usleep = timerMode == os::TimerMode::kHighRes ? UsleepMode::kHighRes
+                                                  : UsleepMode::kLowRes;
+  return s;
+}
+
+void debug::Usleep(std::uint32_t usec) { os::usleep(usec); }
+
+}  // namespace gort

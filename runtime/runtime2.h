@@ -1,0 +1,243 @@
+// runtime/runtime2.h: the scheduler's data structures (Go's runtime2.go).
+//
+// G is a goroutine: a stack, a saved context and a closure. M is an OS
+// thread; its g0 is the thread's own stack, where the scheduler runs. P is a
+// processor: the right to run Go code, with a local run queue, a free-G
+// cache, a sudog cache and a timer heap. An M must hold a P to run a G;
+// there are exactly GOMAXPROCS Ps. schedt holds what is global: idle Ms and
+// Ps, the global run queue, the free-G list.
+#ifndef GORT_RUNTIME_RUNTIME2_H_
+#define GORT_RUNTIME_RUNTIME2_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "gort/runtime.h"
+#include "lock.h"
+#include "os/os.h"
+
+namespace gort::internal {
+struct hchan;
+}  // namespace gort::internal
+
+namespace gort::runtime {
+
+struct G;
+struct M;
+struct P;
+using internal::hchan;
+
+// G statuses (Go's _G* constants).
+enum : std::uint32_t {
+  _Gidle = 0,      // just allocated
+  _Grunnable = 1,  // on a run queue
+  _Grunning = 2,   // running on an M with a P
+  _Gsyscall = 3,   // in a syscall, on an M, maybe without a P
+  _Gwaiting = 4,   // parked (channel, sleep, semaphore)
+  _Gdead = 6,      // finished, on a free list
+};
+
+// P statuses (Go's _P* constants).
+enum : std::uint32_t {
+  _Pidle = 0,
+  _Prunning = 1,
+  _Psyscall = 2,
+  _Pgcstop = 3,  // stopped for stop-the-world (procresize)
+  _Pdead = 4,
+};
+
+// Why a goroutine is parked (Go's waitReason), for traces and deadlock
+// reports.
+enum class waitReason : std::uint8_t {
+  zero,
+  chanReceive,
+  chanSend,
+  chanReceiveNilChan,
+  chanSendNilChan,
+  select,
+  selectNoCases,
+  sleep,
+  semacquire,
+  syncMutexLock,
+  syncWaitGroupWait,
+};
+
+// stack: a goroutine stack; lo is the lowest usable byte, above the guard.
+struct stack {
+  void* base = nullptr;  // start of the mapping (the guard page)
+  std::size_t size = 0;  // whole mapping, guard included
+  std::size_t guard = 0;
+};
+
+// timer: one pending call of f(arg, seq) at `when` on a P's heap (Go's
+// timer, without modification or deletion: gort's timers only ever fire).
+struct timer {
+  std::int64_t when = 0;
+  void (*f)(void* arg, std::uintptr_t seq) = nullptr;
+  void* arg = nullptr;
+  std::uintptr_t seq = 0;
+  void (*drop)(timer* t) = nullptr;  // frees a timer dropped unfired at exit
+};
+
+// sudog: a G waiting on a channel or semaphore, with the element it sends or
+// the storage it receives into (Go's sudog).
+struct sudog {
+  G* g = nullptr;
+  sudog* next = nullptr;
+  sudog* prev = nullptr;
+  void* elem = nullptr;  // data element (may point into the G's stack)
+  std::uintptr_t ticket = 0;  // semaphore address for sema.cc
+  bool isSelect = false;
+  bool success = false;  // for channels: woken by a value, not by close
+  sudog* waitlink = nullptr;  // g.waiting list (select)
+  hchan* c = nullptr;
+};
+
+// G mirrors Go's g.
+struct G {
+  void* ctx = nullptr;  // saved fcontext: the gobuf
+  struct stack stack;
+  std::atomic<std::uint32_t> atomicstatus{_Gidle};
+  std::int64_t goid = 0;
+  M* m = nullptr;         // M running this G, or nullptr
+  G* schedlink = nullptr;  // run queue and free list link
+  internal::Func fn;      // the goroutine body; empty once it has run
+  std::atomic<bool> preempt{false};  // sysmon's request to yield
+  waitReason waitreason = waitReason::zero;
+  void* param = nullptr;    // wakeup parameter (select's winning sudog)
+  sudog* waiting = nullptr;  // sudogs this G waits on (select)
+  std::atomic<bool> selectDone{false};
+  bool parkingOnChan = false;
+  struct timer sleepTimer;  // the timer Sleep uses (Go's g.timer)
+  G* alllink = nullptr;     // allgs list
+};
+
+// M mirrors Go's m.
+struct M {
+  G* g0 = nullptr;     // scheduling context on the thread's own stack
+  G* curg = nullptr;   // goroutine running on this M
+  P* p = nullptr;      // P held, or nullptr
+  P* nextp = nullptr;  // P handed over by startm
+  P* oldp = nullptr;   // P held before the syscall
+  std::int64_t id = 0;
+  bool spinning = false;  // looking for work
+  bool blocked = false;   // parked on park
+  note park;
+  M* schedlink = nullptr;  // midle list
+  M* alllink = nullptr;    // allm list
+  G* (*mcallfn)(G*) = nullptr;  // what g0 runs after a goroutine switches out
+  bool (*waitunlockf)(G*, void*) = nullptr;  // gopark's unlock function
+  void* waitlock = nullptr;                   // and its argument
+  void (*mstartfn)() = nullptr;  // sysmon's loop for the sysmon M
+  std::uint32_t fastrand[2] = {0, 0};
+  std::uint64_t syscalltick = 0;
+  os::Thread thread;
+  // 0 running, 1 in a syscall, 2 abandoned in a syscall when Run ended.
+  std::atomic<int> syscallState{0};
+  std::atomic<bool> exited{false};  // its thread is done with the runtime
+};
+
+inline constexpr int kRunqSize = 256;
+inline constexpr int kSudogCacheSize = 128;
+inline constexpr int kGFreeLocalMax = 64;
+
+// P mirrors Go's p.
+struct P {
+  std::int32_t id = 0;
+  std::atomic<std::uint32_t> status{_Pidle};
+  P* link = nullptr;  // pidle list
+  std::atomic<std::uint32_t> schedtick{0};  // incremented per schedule
+  std::atomic<std::uint32_t> syscalltick{0};  // incremented per syscall
+  M* m = nullptr;  // back-link to the M holding this P
+
+  // Go's sysmontick: what sysmon last saw of this P.
+  std::uint32_t sysmonSchedtick = 0;
+  std::int64_t sysmonSchedwhen = 0;
+  std::uint32_t sysmonSyscalltick = 0;
+  std::int64_t sysmonSyscallwhen = 0;
+
+  std::uint64_t goidcache = 0;
+  std::uint64_t goidcacheend = 0;
+
+  // Local run queue: lock-free ring, written only by the owner at the tail,
+  // consumed by owner and thieves at the head.
+  std::atomic<std::uint32_t> runqhead{0};
+  std::atomic<std::uint32_t> runqtail{0};
+  std::atomic<G*> runq[kRunqSize];
+  std::atomic<G*> runnext{nullptr};  // run next, inheriting the time slice
+
+  // Free Gs with stacks (Go's p.gFree).
+  G* gFree = nullptr;
+  std::int32_t gFreeN = 0;
+
+  // sudog cache (Go's p.sudogcache).
+  sudog* sudogcache[kSudogCacheSize];
+  std::int32_t nsudog = 0;
+
+  // Timer heap ordered by when (Go's p.timers).
+  mutex timersLock;
+  std::vector<timer*> timers ABSL_GUARDED_BY(timersLock);
+  std::atomic<std::int64_t> timer0When{0};  // earliest when, 0 if none
+};
+
+// schedt mirrors Go's schedt.
+struct schedt {
+  std::atomic<std::uint64_t> goidgen{0};
+  mutex lock;
+
+  M* midle ABSL_GUARDED_BY(lock) = nullptr;
+  std::int32_t nmidle ABSL_GUARDED_BY(lock) = 0;
+  std::int64_t mnext ABSL_GUARDED_BY(lock) = 0;  // ids; also Ms created
+  std::int32_t nmsys ABSL_GUARDED_BY(lock) = 0;  // system Ms (sysmon)
+  std::int32_t nmexited ABSL_GUARDED_BY(lock) = 0;
+
+  P* pidle ABSL_GUARDED_BY(lock) = nullptr;
+  std::atomic<std::int32_t> npidle{0};
+  std::atomic<std::int32_t> nmspinning{0};
+
+  // Global run queue.
+  G* runqhead ABSL_GUARDED_BY(lock) = nullptr;
+  G* runqtail ABSL_GUARDED_BY(lock) = nullptr;
+  std::atomic<std::int32_t> runqsize{0};  // written under lock
+
+  // Global free-G cache (Go's sched.gFree).
+  mutex gFreeLock;
+  G* gFree ABSL_GUARDED_BY(gFreeLock) = nullptr;
+  std::int32_t gFreeN ABSL_GUARDED_BY(gFreeLock) = 0;
+
+  // Global sudog cache (Go's sched.sudogcache).
+  mutex sudoglock;
+  sudog* sudogcache ABSL_GUARDED_BY(sudoglock) = nullptr;
+
+  // Stop the world (procresize).
+  std::atomic<bool> gcwaiting{false};
+  std::int32_t stopwait ABSL_GUARDED_BY(lock) = 0;
+  note stopnote;
+
+  // sysmon.
+  std::atomic<bool> sysmonwait{false};
+  note sysmonnote;
+
+  // The M sleeping until the next timer (Go uses netpoll for this).
+  std::atomic<M*> timerSleeper{nullptr};
+  std::atomic<std::int64_t> timerSleepUntil{0};
+
+  // Run's lifetime.
+  std::atomic<bool> exiting{false};
+  note mainDone;
+
+  // Statistics.
+  std::atomic<std::int64_t> steals{0};
+  std::atomic<std::int64_t> stolen{0};
+  std::atomic<std::int64_t> handoffs{0};
+  std::atomic<std::int64_t> preemptRequests{0};
+  std::atomic<std::int64_t> sysmonWakes{0};
+  std::atomic<std::int32_t> ngoroutines{0};
+};
+
+}  // namespace gort::runtime
+
+#endif  // GORT_RUNTIME_RUNTIME2_H_

@@ -1,0 +1,145 @@
+// runtime/sema.cc: runtime semaphores (Go's sema.go), the parking primitive
+// under WaitGroup, Mutex and the world-stopping semaphore.
+//
+// A semaphore is a uint32 counter anywhere in memory. Waiters hash by
+// address into one of 251 roots; each root has a lock, a count of waiters
+// (checked without the lock, so a release with no waiters costs one atomic
+// add) and its waiters. Go keeps a treap of addresses per root with a FIFO
+// per address; gort keeps one FIFO list per root and skips other addresses
+// when dequeuing, which is simpler and fine for the few addresses a root
+// sees at once.
+#include "sema.h"
+
+#include <atomic>
+
+#include "gort/runtime.h"
+#include "panic.h"
+#include "proc.h"
+
+namespace gort::runtime {
+
+namespace {
+
+constexpr int kSemTabSize = 251;
+
+struct semaRoot {
+  mutex lock;
+  sudog* head ABSL_GUARDED_BY(lock) = nullptr;
+  sudog* tail ABSL_GUARDED_BY(lock) = nullptr;
+  std::atomic<std::uint32_t> nwait{0};
+};
+
+semaRoot semtable[kSemTabSize];
+
+semaRoot* semroot(std::uint32_t* addr) {
+  return &semtable[(reinterpret_cast<std::uintptr_t>(addr) >> 3) %
+                   kSemTabSize];
+}
+
+// cansemacquire mirrors Go's cansemacquire.
+bool cansemacquire(std::uint32_t* addr) {
+  std::atomic_ref<std::uint32_t> a(*addr);
+  std::uint32_t v = a.load(std::memory_order_acquire);
+  while (v != 0) {
+    if (a.compare_exchange_weak(v, v - 1, std::memory_order_acquire)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// queue mirrors semaRoot.queue (FIFO).
+void queue(semaRoot* root, std::uint32_t* addr, sudog* s)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(root->lock) {
+  s->g = getg();
+  s->elem = addr;
+  s->next = nullptr;
+  s->prev = root->tail;
+  if (root->tail != nullptr) {
+    root->tail->next = s;
+  } else {
+    root->head = s;
+  }
+  root->tail = s;
+}
+
+// dequeue mirrors semaRoot.dequeue: the first waiter on addr.
+sudog* dequeue(semaRoot* root, std::uint32_t* addr)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(root->lock) {
+  for (sudog* s = root->head; s != nullptr; s = s->next) {
+    if (s->elem != addr) continue;
+    if (s->prev != nullptr) {
+      s->prev->next = s->next;
+    } else {
+      root->head = s->next;
+    }
+    if (s->next != nullptr) {
+      s->next->prev = s->prev;
+    } else {
+      root->tail = s->prev;
+    }
+    s->next = s->prev = nullptr;
+    return s;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+void semacquire(std::uint32_t* addr, waitReason reason) {
+  if (cansemacquire(addr)) return;
+  if (getcurg() == nullptr) {
+    throw gort::Panic("gort: blocking call outside a goroutine");
+  }
+  sudog* s = acquireSudog();
+  semaRoot* root = semroot(addr);
+  for (;;) {
+    lock(&root->lock);
+    root->nwait.fetch_add(1);
+    if (cansemacquire(addr)) {
+      root->nwait.fetch_sub(1);
+      unlock(&root->lock);
+      break;
+    }
+    queue(root, addr, s);
+    goparkunlock(&root->lock, reason);
+    if (cansemacquire(addr)) break;
+  }
+  releaseSudog(s);
+}
+
+void semrelease(std::uint32_t* addr) {
+  semaRoot* root = semroot(addr);
+  std::atomic_ref<std::uint32_t>(*addr).fetch_add(1,
+                                                  std::memory_order_release);
+  if (root->nwait.load() == 0) return;
+  lock(&root->lock);
+  if (root->nwait.load() == 0) {
+    unlock(&root->lock);
+    return;
+  }
+  sudog* s = dequeue(root, addr);
+  if (s != nullptr) root->nwait.fetch_sub(1);
+  unlock(&root->lock);
+  if (s != nullptr) goready(s->g);
+}
+
+}  // namespace gort::runtime
+
+namespace gort::runtime {
+
+// clearSemaphores forgets every waiter when Run ends (their goroutines are
+// being abandoned); frees their sudogs.
+void clearSemaphores() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  for (semaRoot& root : semtable) {
+    for (sudog* s = root.head; s != nullptr;) {
+      sudog* next = s->next;
+      delete s;
+      s = next;
+    }
+    root.head = root.tail = nullptr;
+    root.nwait.store(0);
+  }
+}
+
+}  // namespace gort::runtime

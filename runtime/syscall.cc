@@ -1,0 +1,136 @@
+// runtime/syscall.cc: goroutines entering and leaving system calls (Go's
+// proc.go: entersyscall, entersyscallblock, exitsyscall, exitsyscall0).
+//
+// entersyscall only marks the P _Psyscall and leaves it attached to no M;
+// nothing else happens unless the call blocks. sysmon then sees the same
+// syscalltick twice in a row and retakes the P (retake -> handoffp), so the
+// other goroutines run on another M. On return exitsyscall tries to win
+// back the same P with a CAS, then any idle P; failing both the goroutine
+// goes to the global queue and this M parks. entersyscallblock is for calls
+// known to block: it hands the P off at once instead of waiting for sysmon.
+#include "gort/runtime.h"
+#include "panic.h"
+#include "proc.h"
+
+namespace gort::runtime {
+
+namespace {
+
+// entersyscall_gcwait mirrors Go's: a stop-the-world is waiting for this P.
+void entersyscall_gcwait(P* pp) {
+  lock(&sched.lock);
+  std::uint32_t s = _Psyscall;
+  if (sched.stopwait > 0 &&
+      pp->status.compare_exchange_strong(s, _Pgcstop)) {
+    if (--sched.stopwait == 0) notewakeup(&sched.stopnote);
+  }
+  unlock(&sched.lock);
+}
+
+// exitsyscallfast mirrors Go's exitsyscallfast: the old P if it is still
+// ours, else any idle P.
+bool exitsyscallfast(P* oldp) {
+  std::uint32_t s = _Psyscall;
+  if (oldp != nullptr &&
+      oldp->status.compare_exchange_strong(s, _Pidle,
+                                           std::memory_order_acq_rel)) {
+    acquirep(oldp);
+    return true;
+  }
+  if (sched.npidle.load() > 0) {
+    lock(&sched.lock);
+    P* pp = pidleget(0);
+    unlock(&sched.lock);
+    if (pp != nullptr) {
+      acquirep(pp);
+      wakeSysmon();
+      return true;
+    }
+  }
+  return false;
+}
+
+// exitsyscall0 mirrors Go's exitsyscall0: on g0, no P could be had.
+G* exitsyscall0(G* gp) {
+  M* mp = getg()->m;
+  casgstatus(gp, _Gsyscall, _Grunnable);
+  mp->curg = nullptr;
+  gp->m = nullptr;
+  lock(&sched.lock);
+  P* pp = pidleget(0);
+  if (pp == nullptr) globrunqput(gp);
+  unlock(&sched.lock);
+  if (pp != nullptr) {
+    acquirep(pp);
+    wakeSysmon();
+    return gp;
+  }
+  stopm();
+  return nullptr;
+}
+
+}  // namespace
+
+// entersyscall mirrors Go's entersyscall / reentersyscall.
+void entersyscall() {
+  G* gp = getg();
+  M* mp = gp->m;
+  P* pp = mp->p;
+  casgstatus(gp, _Grunning, _Gsyscall);
+  pp->m = nullptr;
+  mp->oldp = pp;
+  mp->p = nullptr;
+  pp->status.store(_Psyscall, std::memory_order_release);
+  mp->syscallState.store(1);
+  if (sched.sysmonwait.load(std::memory_order_acquire)) wakeSysmon();
+  if (sched.gcwaiting.load(std::memory_order_acquire)) {
+    entersyscall_gcwait(pp);
+  }
+}
+
+// entersyscallblock mirrors Go's entersyscallblock: hand the P off now.
+void entersyscallblock() {
+  G* gp = getg();
+  M* mp = gp->m;
+  casgstatus(gp, _Grunning, _Gsyscall);
+  mp->oldp = nullptr;
+  mp->syscallState.store(1);
+  P* pp = releasep();
+  pp->syscalltick.fetch_add(1, std::memory_order_relaxed);
+  handoffp(pp);
+}
+
+// exitsyscall mirrors Go's exitsyscall.
+void exitsyscall() {
+  G* gp = getg();
+  M* mp = gp->m;
+  int in = 1;
+  if (!mp->syscallState.compare_exchange_strong(in, 0)) parkForever();
+  P* oldp = mp->oldp;
+  mp->oldp = nullptr;
+  if (exitsyscallfast(oldp)) {
+    getg()->m->p->syscalltick.fetch_add(1, std::memory_order_relaxed);
+    casgstatus(gp, _Gsyscall, _Grunning);
+    goschedIfPreempted();
+    return;
+  }
+  mcall(exitsyscall0);
+}
+
+}  // namespace gort::runtime
+
+namespace gort::internal {
+
+void EnterSyscall() {
+  if (runtime::getcurg() != nullptr) runtime::entersyscall();
+}
+
+void EnterSyscallBlock() {
+  if (runtime::getcurg() != nullptr) runtime::entersyscallblock();
+}
+
+void ExitSyscall() {
+  if (runtime::getcurg() != nullptr) runtime::exitsyscall();
+}
+
+}  // namespace gort::internal
