@@ -43,7 +43,7 @@ void throwIfForeignThread() {
 // park blocks the current goroutine on c with mysg queued on q (Go's tail of
 // chansend / chanrecv); c is locked on entry and unlocked by the park.
 bool park(hchan* c, waitq* q, void* ep, waitReason reason)
-    ABSL_NO_THREAD_SAFETY_ANALYSIS {
+    ABSL_UNLOCK_FUNCTION(c->lock) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   G* gp = getcurg();
   if (gp == nullptr) {
     unlock(&c->lock);

@@ -249,8 +249,8 @@ void internal::RunMain(internal::Func main, const Options& options) {
   globrunqput(mainG);
   unlock(&sched.lock);
   running.store(true);
+  startm(nullptr, false);  // first, so sysmon's checkdead sees a running M
   newm(sysmon, nullptr, false);
-  startm(nullptr, false);
 
   notesleep(&sched.mainDone);
   while (!wakeAllForExit()) os::usleep(50);

@@ -187,7 +187,7 @@ G* globrunqget(P* pp, std::int32_t max) {
   if (max > 0 && n > max) n = max;
   if (n > kRunqSize / 2) n = kRunqSize / 2;
   sched.runqsize.fetch_sub(n, std::memory_order_release);
-  auto pop = [] {
+  auto pop = []() ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock) {
     G* gp = sched.runqhead;
     sched.runqhead = gp->schedlink;
     if (sched.runqhead == nullptr) sched.runqtail = nullptr;

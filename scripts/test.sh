@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Builds gort and runs every test: the GoogleTest suite through ctest, the
+# benchmarks' smoke run, and the clang thread-safety analysis of the runtime.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/deps.sh
+
+echo "== build (RelWithDebInfo) =="
+cmake --preset default >/dev/null
+cmake --build --preset default
+
+echo "== thread-safety analysis (clang -Wthread-safety -Werror) =="
+cmake --preset clang-tsa >/dev/null
+cmake --build --preset clang-tsa --target gort
+
+echo "== benchmarks smoke run =="
+build/default/benchmarks/gort-ping --smoke
+
+echo "== tests =="
+ctest --preset default
