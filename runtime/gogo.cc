@@ -9,6 +9,8 @@
 // where to come back to. Unlike Go, g0 does not reset its stack on each
 // mcall; it returns into the schedule loop instead (see schedule in proc.cc).
 #include <boost/context/detail/fcontext.hpp>
+#include <cxxabi.h>
+#include <cstring>
 #include <exception>
 
 #include "panic.h"
@@ -20,6 +22,23 @@ namespace ctx = boost::context::detail;
 
 namespace {
 thread_local G* tlsg = nullptr;
+
+// The C++ runtime's per-thread exception state (the Itanium C++ ABI's
+// __cxa_eh_globals: exceptions being handled, and the uncaught count). A
+// goroutine may park inside a catch block and resume on another thread, so
+// each G carries its own copy, swapped in and out around every switch.
+struct EhGlobals {
+  void* caughtExceptions;
+  unsigned int uncaughtExceptions;
+#ifdef __ARM_EABI_UNWINDER__
+  void* propagatingExceptions;
+#endif
+};
+static_assert(sizeof(EhGlobals) <= sizeof(G::ehState));
+
+EhGlobals* ehGlobals() {
+  return reinterpret_cast<EhGlobals*>(abi::__cxa_get_globals());
+}
 
 // gentry is the bottom frame of every goroutine (Go's goexit frame plus the
 // call of the goroutine's function).
@@ -60,10 +79,15 @@ G* getcurg() {
 // gogo mirrors Go's gogo: on g0, jump into gp; returns when gp mcalls back.
 void gogo(G* gp) {
   G* g0 = getg();
+  EhGlobals* eh = ehGlobals();
+  EhGlobals saved = *eh;
+  std::memcpy(eh, gp->ehState, sizeof(EhGlobals));
   setg(gp);
   ctx::transfer_t t = ctx::jump_fcontext(gp->ctx, nullptr);
   gp->ctx = t.fctx;
   setg(g0);
+  std::memcpy(gp->ehState, eh, sizeof(EhGlobals));
+  *eh = saved;
 }
 
 // mcall mirrors Go's mcall: from a goroutine, switch to g0 and have it run

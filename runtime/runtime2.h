@@ -113,6 +113,9 @@ struct G {
   bool parkingOnChan = false;
   struct timer sleepTimer;  // the timer Sleep uses (Go's g.timer)
   G* alllink = nullptr;     // allgs list
+  // The C++ exception-handling state of this goroutine while it is switched
+  // out (see gogo.cc); Go has no such thing.
+  alignas(void*) unsigned char ehState[3 * sizeof(void*)] = {};
 };
 
 // M mirrors Go's m.
