@@ -26,11 +26,6 @@ using namespace gort::runtime;
 namespace {
 constexpr std::size_t kMaxChanBytes = std::size_t{1} << 40;
 
-void throwIfForeignThread() {
-  if (getg() == nullptr) {
-    throw Panic("gort: channel operation outside gort::Run's goroutines");
-  }
-}
 
 [[noreturn]] void blockForever(waitReason reason) {
   if (getcurg() == nullptr) {
@@ -67,6 +62,19 @@ bool park(hchan* c, waitq* q, void* ep, waitReason reason)
   return success;
 }
 }  // namespace
+
+// chanEnter is the safe point at the start of every channel operation:
+// rejects threads that are not the runtime's and honours a preemption
+// request.
+void chanEnter() {
+  G* gp = getg();
+  if (gp == nullptr) {
+    throw Panic("gort: channel operation outside gort::Run's goroutines");
+  }
+  if (gp->preempt.load(std::memory_order_relaxed) && gp != gp->m->g0) {
+    goschedIfPreempted();
+  }
+}
 
 void waitq::enqueue(sudog* sg) {
   sg->next = nullptr;
@@ -202,9 +210,8 @@ bool chanparkcommit(G* gp, void* chanLock) ABSL_NO_THREAD_SAFETY_ANALYSIS {
 
 // chansend mirrors Go's chansend with block = true.
 void chansend(hchan* c, void* ep) {
-  throwIfForeignThread();
+  chanEnter();
   if (c == nullptr) blockForever(waitReason::chanSendNilChan);
-  if (getcurg() != nullptr) goschedIfPreempted();
   lock(&c->lock);
   if (c->closed.load(std::memory_order_relaxed) != 0) {
     unlock(&c->lock);
@@ -228,9 +235,8 @@ void chansend(hchan* c, void* ep) {
 
 // chanrecv mirrors Go's chanrecv with block = true.
 bool chanrecv(hchan* c, void* ep) {
-  throwIfForeignThread();
+  chanEnter();
   if (c == nullptr) blockForever(waitReason::chanReceiveNilChan);
-  if (getcurg() != nullptr) goschedIfPreempted();
   lock(&c->lock);
   if (c->closed.load(std::memory_order_relaxed) != 0 &&
       c->qcount.load(std::memory_order_relaxed) == 0) {
@@ -256,7 +262,7 @@ bool chanrecv(hchan* c, void* ep) {
 // closechan mirrors Go's closechan.
 void closechan(hchan* c) {
   if (c == nullptr) throw Panic("close of nil channel");
-  throwIfForeignThread();
+  chanEnter();
   lock(&c->lock);
   if (c->closed.load(std::memory_order_relaxed) != 0) {
     unlock(&c->lock);

@@ -45,6 +45,8 @@ void bufpop(hchan* c, void* ep);   // moves the head slot into raw ep
 // move the value and mark sg done; return the G to ready after unlocking.
 runtime::G* sendLocked(hchan* c, runtime::sudog* sg, void* ep);
 runtime::G* recvLocked(hchan* c, runtime::sudog* sg, void* ep);
+// chanEnter is the safe point at the start of every channel operation.
+void chanEnter();
 // chanparkcommit mirrors Go's chanparkcommit.
 bool chanparkcommit(runtime::G* gp, void* chanLock);
 // chanAbandon takes a parked goroutine's sudog off its channel when Run

@@ -95,10 +95,7 @@ void sortLockOrder(scase* cases, std::uint16_t* order, int n) {
 // selectgo mirrors Go's selectgo.
 int selectgo(scase* cases, int ncases, std::uint16_t* order, bool block,
              bool* recvOK) {
-  if (getg() == nullptr) {
-    throw Panic("gort: select outside gort::Run's goroutines");
-  }
-  if (getcurg() != nullptr) goschedIfPreempted();
+  chanEnter();
   std::uint16_t* pollorder = order;
   std::uint16_t* lockorder = order + ncases;
   *recvOK = false;

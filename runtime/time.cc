@@ -62,10 +62,13 @@ void addtimer(timer* t) {
 }
 
 // checkTimers mirrors Go's checkTimers: run pp's due timers; returns the
-// next when (0 if none) and sets *ran if any ran.
+// next when (0 if none) and sets *ran if any ran. now == 0 means "read the
+// clock if a timer is pending", which keeps nanotime off the hot path.
 std::int64_t checkTimers(P* pp, std::int64_t now, bool* ran) {
   std::int64_t next = pp->timer0When.load(std::memory_order_acquire);
-  if (next == 0 || now < next) return next;
+  if (next == 0) return 0;
+  if (now == 0) now = os::nanotime();
+  if (now < next) return next;
   lock(&pp->timersLock);
   while (!pp->timers.empty() && pp->timers.front()->when <= now) {
     std::pop_heap(pp->timers.begin(), pp->timers.end(), laterThan);
