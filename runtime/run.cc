@@ -274,6 +274,10 @@ void internal::NewProc(internal::Func fn) {
     wakep();
     return;
   }
+  // A safe point, as the prologue of Go's newproc is: without it a chain of
+  // goroutines that each spawn the next and exit would inherit one time
+  // slice forever (runnext) and starve every other goroutine on the P.
+  goschedIfPreempted();
   G* newg = newproc1(std::move(fn), gp);
   runqput(gp->m->p, newg, true);
   wakep();
