@@ -59,7 +59,8 @@ void gfpurge(P* pp);
 
 // --- proc_m.cc: Ms and Ps ---
 void mstart(void* arg);
-M* newm(void (*fn)(), P* pp, bool spinning);
+std::int64_t mReserveID() ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock);
+M* newm(void (*fn)(), P* pp, bool spinning, std::int64_t id = -1);
 void startm(P* pp, bool spinning);
 void stopm();
 void handoffp(P* pp);

@@ -44,8 +44,14 @@ void mstart(void* arg) {
 // gort leaves that to Run, which joins the thread).
 void mexit(M* mp) { throw mExit{}; }
 
-// newm mirrors Go's newm: a new M and thread, starting with pp (or fn).
-M* newm(void (*fn)(), P* pp, bool spinning) {
+// mReserveID mirrors Go's mReserveID: counting the M before sched.lock is
+// dropped keeps checkdead from seeing a moment with no running M while an M
+// is on its way to run a P (Go issue 40368).
+std::int64_t mReserveID() { return sched.mnext++; }
+
+// newm mirrors Go's newm: a new M and thread, starting with pp (or fn); id
+// comes from mReserveID, or -1 to reserve one here.
+M* newm(void (*fn)(), P* pp, bool spinning, std::int64_t id) {
   M* mp = new M;
   mp->g0 = new G;
   mp->g0->m = mp;
@@ -54,7 +60,7 @@ M* newm(void (*fn)(), P* pp, bool spinning) {
   mp->nextp = pp;
   mp->spinning = spinning;
   lock(&sched.lock);
-  mp->id = sched.mnext++;
+  mp->id = id >= 0 ? id : mReserveID();
   mp->alllink = allm;
   allm = mp;
   unlock(&sched.lock);
@@ -158,8 +164,9 @@ void startm(P* pp, bool spinning) {
   }
   M* nmp = mget();
   if (nmp == nullptr) {
+    std::int64_t id = mReserveID();
     unlock(&sched.lock);
-    newm(nullptr, pp, spinning);
+    newm(nullptr, pp, spinning, id);
     return;
   }
   unlock(&sched.lock);

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -69,23 +70,15 @@ auto WrapSyscall(void (*enter)(), F&& fn) -> std::invoke_result_t<F> {
     ExitSyscall();
     if (error) std::rethrow_exception(error);
   } else {
-    struct Slot {
-      alignas(R) unsigned char bytes[sizeof(R)];
-      bool full = false;
-      R* get() { return reinterpret_cast<R*>(bytes); }
-      ~Slot() {
-        if (full) get()->~R();
-      }
-    } slot;
+    std::optional<R> result;
     try {
-      ::new (static_cast<void*>(slot.bytes)) R(std::forward<F>(fn)());
-      slot.full = true;
+      result.emplace(std::forward<F>(fn)());
     } catch (...) {
       error = std::current_exception();
     }
     ExitSyscall();
     if (error) std::rethrow_exception(error);
-    return std::move(*slot.get());
+    return std::move(*result);
   }
 }
 }  // namespace internal
