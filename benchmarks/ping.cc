@@ -1,0 +1,1026 @@
+// benchmarks/ping.cc: gort-ping, the ping benchmarks of Go's change
+// "runtime: use CreateWaitableTimerEx to implement usleep" (CL 248699),
+// run on gort in both usleep modes and compared benchstat-style.
+//
+// Each measurement is one gort::Run with GOMAXPROCS 1 and the usleep mode
+// under test, by default in a forked child so that a runtime crash or hang
+// fails one measurement instead of the session. Like `go test -bench`, the
+// iteration count N starts at 1 and grows until one timed run lasts at least
+// --benchtime; the whole search is repeated --count times. The two modes
+// alternate (lowres, highres, lowres, ...) so that load on a shared machine
+// hits both alike. Every run prints a line in Go's benchmark format; at the
+// end a table in the format of the old golang.org/x/perf benchstat compares
+// lowres (old) with highres (new): Tukey-fence outliers dropped, mean of the
+// rest, ± the largest deviation from that mean, and a delta only when a
+// Mann-Whitney U test gives p < 0.05.
+//
+// OsYield wraps sched_yield in gort::Syscall, as gort's spec asks; Go's own
+// osyield enters no syscall state, which OsYieldRaw reproduces.
+
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cinttypes>
+#include <cmath>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <regex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "benchmarks/ping_loops.h"
+#include "gort/runtime.h"
+
+namespace {
+
+// ---------------------------------------------------------------------------
+// What to run.
+
+struct Benchmark {
+  const char* name;  // Without Go's "Benchmark" prefix.
+  void (*loop)(std::int64_t n);
+};
+
+constexpr Benchmark kBenchmarks[] = {
+    {"ChanToSyscallPing", gort::bench::ChanToSyscallPing},
+    {"SyscallToSyscallPing", gort::bench::SyscallToSyscallPing},
+    {"ChanToChanPing", gort::bench::ChanToChanPing},
+    {"OsYield", gort::bench::OsYield},
+    {"OsYieldRaw", gort::bench::OsYieldRaw},
+};
+
+struct Mode {
+  const char* name;
+  gort::UsleepMode usleep;
+  const char* about;
+};
+
+// Old (baseline) first: the table compares kModes[0] with kModes[1].
+constexpr Mode kModes[] = {
+    {"lowres", gort::UsleepMode::kLowRes, "Go's default: 50 us timer slack"},
+    {"highres", gort::UsleepMode::kHighRes, "1 ns timer slack"},
+};
+
+constexpr std::int64_t kMaxN = 1'000'000'000;  // Go's cap on b.N.
+constexpr std::int64_t kSmokeN = 200;
+
+struct Config {
+  int count = 10;
+  std::int64_t benchtime_ns = 500'000'000;
+  std::int64_t fixed_n = 0;  // --benchtime=Nx: exactly N iterations.
+  std::string benchtime_text = "500ms";
+  std::string bench = ".";
+  std::vector<const Mode*> modes = {&kModes[0], &kModes[1]};
+  bool smoke = false;
+  bool stats = false;
+  bool list = false;
+  bool isolate = true;
+  double timeout_s = 120;
+  bool timeout_set = false;
+};
+
+// ---------------------------------------------------------------------------
+// Command line.
+
+void PrintUsage(FILE* out) {
+  std::fprintf(
+      out,
+      "usage: gort-ping [flags]\n"
+      "\n"
+      "Go's usleep ping benchmarks (CL 248699) on gort, GOMAXPROCS=1, in the\n"
+      "lowres (Go's default timer slack) and highres (1 ns slack) usleep\n"
+      "modes, interleaved, then a benchstat table: old=lowres new=highres.\n"
+      "\n"
+      "flags:\n"
+      "  --bench=REGEX      run benchmarks whose name matches (default .)\n"
+      "  --benchtime=D|Nx   target time per measurement, e.g. 1s, 500ms, or\n"
+      "                     a fixed iteration count such as 1000x\n"
+      "                     (default 500ms)\n"
+      "  --count=N          measurements per benchmark and mode (default\n"
+      "                     10, as in Go's commit message)\n"
+      "  --mode=M           lowres, highres or both (default both)\n"
+      "  --smoke            run every selected loop once per mode with N=%d\n"
+      "                     and exit (CI sanity check; no table)\n"
+      "  --stats            add sysmon handoffs/op and sysmon-wakes/op to\n"
+      "                     each result line\n"
+      "  --isolate=BOOL     run each measurement in a forked child, so a\n"
+      "                     runtime crash or hang fails only that\n"
+      "                     measurement (default true)\n"
+      "  --timeout=SECONDS  fail a measurement whose current step (one\n"
+      "                     timed loop) makes no progress for this long;\n"
+      "                     without --isolate the process exits (default\n"
+      "                     120, 30 with --smoke)\n"
+      "  --list             list the benchmarks and exit\n"
+      "  --help             show this text\n"
+      "\n"
+      "Benchmarks: ChanToSyscallPing, SyscallToSyscallPing, ChanToChanPing,\n"
+      "OsYield (sched_yield in gort::Syscall) and OsYieldRaw (bare\n"
+      "sched_yield, like Go's osyield).\n"
+      "\n"
+      "Run time: each measurement takes about 1.8x --benchtime (N search\n"
+      "included), so the default run (5 benchmarks x 2 modes x 10) takes\n"
+      "about 1.5 minutes; Go's own --benchtime=1s about 3. On a noisy\n"
+      "machine more counts help the U test more than longer runs.\n"
+      "Exit status: 0 if every measurement succeeded, 1 if one failed\n"
+      "(runtime crash or hang), 2 for bad flags.\n",
+      static_cast<int>(kSmokeN));
+}
+
+[[noreturn]] void UsageError(const std::string& message) {
+  std::fprintf(stderr, "gort-ping: %s\n\n", message.c_str());
+  PrintUsage(stderr);
+  std::exit(2);
+}
+
+// Parses Go's duration syntax restricted to one number and one unit
+// ("1s", "1.5s", "500ms", "250us", "2m"); returns nanoseconds.
+std::optional<std::int64_t> ParseDuration(const std::string& text) {
+  char* end = nullptr;
+  double value = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || !(value > 0)) return std::nullopt;
+  std::string_view unit(end);
+  double scale;
+  if (unit == "ns") {
+    scale = 1;
+  } else if (unit == "us" || unit == "\u00b5s") {
+    scale = 1e3;
+  } else if (unit == "ms") {
+    scale = 1e6;
+  } else if (unit == "s") {
+    scale = 1e9;
+  } else if (unit == "m") {
+    scale = 60e9;
+  } else {
+    return std::nullopt;
+  }
+  double ns = value * scale;
+  if (ns < 1 || ns > 1e15) return std::nullopt;
+  return static_cast<std::int64_t>(ns);
+}
+
+std::optional<std::int64_t> ParsePositiveInt(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  char* end = nullptr;
+  errno = 0;
+  long long v = std::strtoll(text.c_str(), &end, 10);
+  if (errno != 0 || *end != '\0' || v <= 0) return std::nullopt;
+  return v;
+}
+
+Config ParseFlags(int argc, char** argv) {
+  Config config;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg.size() < 2 || arg[0] != '-') UsageError("unexpected " + arg);
+    arg.erase(0, arg[1] == '-' ? 2 : 1);  // Accept -flag and --flag.
+    std::string name = arg;
+    std::optional<std::string> value;
+    if (auto eq = arg.find('='); eq != std::string::npos) {
+      name = arg.substr(0, eq);
+      value = arg.substr(eq + 1);
+    }
+    auto need_value = [&]() -> std::string {
+      if (value) return *value;
+      if (i + 1 >= argc) UsageError("flag --" + name + " needs a value");
+      return argv[++i];
+    };
+    // Boolean flags: --flag, --flag=true or --flag=false.
+    auto bool_value = [&]() -> bool {
+      if (!value || *value == "true" || *value == "1") return true;
+      if (*value == "false" || *value == "0") return false;
+      UsageError("flag --" + name + " wants true or false");
+    };
+    if (name == "help" || name == "h") {
+      PrintUsage(stdout);
+      std::exit(0);
+    } else if (name == "smoke") {
+      config.smoke = bool_value();
+    } else if (name == "stats") {
+      config.stats = bool_value();
+    } else if (name == "list") {
+      config.list = bool_value();
+    } else if (name == "isolate") {
+      config.isolate = bool_value();
+    } else if (name == "count") {
+      auto n = ParsePositiveInt(need_value());
+      if (!n || *n > 1000) UsageError("bad --count");
+      config.count = static_cast<int>(*n);
+    } else if (name == "benchtime") {
+      std::string v = need_value();
+      config.benchtime_text = v;
+      if (!v.empty() && v.back() == 'x') {
+        auto n = ParsePositiveInt(v.substr(0, v.size() - 1));
+        if (!n || *n > kMaxN) UsageError("bad --benchtime " + v);
+        config.fixed_n = *n;
+      } else {
+        auto ns = ParseDuration(v);
+        if (!ns) UsageError("bad --benchtime " + v);
+        config.benchtime_ns = *ns;
+        config.fixed_n = 0;
+      }
+    } else if (name == "bench") {
+      config.bench = need_value();
+    } else if (name == "mode") {
+      std::string v = need_value();
+      if (v == "both") {
+        config.modes = {&kModes[0], &kModes[1]};
+      } else if (v == kModes[0].name) {
+        config.modes = {&kModes[0]};
+      } else if (v == kModes[1].name) {
+        config.modes = {&kModes[1]};
+      } else {
+        UsageError("bad --mode " + v + " (want lowres, highres or both)");
+      }
+    } else if (name == "timeout") {
+      std::string v = need_value();
+      char* end = nullptr;
+      double s = std::strtod(v.c_str(), &end);
+      if (end == v.c_str() || *end != '\0' || !(s > 0)) {
+        UsageError("bad --timeout " + v);
+      }
+      config.timeout_s = s;
+      config.timeout_set = true;
+    } else {
+      UsageError("unknown flag -" + name);
+    }
+  }
+  if (config.smoke) {
+    config.count = 1;
+    config.fixed_n = kSmokeN;
+    if (!config.timeout_set) config.timeout_s = 30;
+  }
+  return config;
+}
+
+// ---------------------------------------------------------------------------
+// Watchdog: a plain thread outside the runtime that ends the process with a
+// precise message if a measurement stops making progress.
+
+class Watchdog {
+ public:
+  explicit Watchdog(double timeout_s)
+      : timeout_(std::chrono::duration_cast<std::chrono::nanoseconds>(
+            std::chrono::duration<double>(timeout_s))),
+        thread_([this] { Loop(); }) {}
+  Watchdog(const Watchdog&) = delete;
+  Watchdog& operator=(const Watchdog&) = delete;
+  ~Watchdog() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_one();
+    thread_.join();
+  }
+
+  // Starts (or restarts) the clock for the step described by what.
+  void Arm(std::string what) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      what_ = std::move(what);
+      armed_ = true;
+      deadline_ = std::chrono::steady_clock::now() + timeout_;
+    }
+    cv_.notify_one();
+  }
+
+  void Disarm() {
+    std::lock_guard<std::mutex> lock(mu_);
+    armed_ = false;
+  }
+
+ private:
+  void Loop() {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!stop_) {
+      if (!armed_) {
+        cv_.wait(lock);
+        continue;
+      }
+      if (std::chrono::steady_clock::now() < deadline_) {
+        cv_.wait_until(lock, deadline_);
+        continue;
+      }
+      std::fprintf(stderr,
+                   "\ngort-ping: TIMEOUT: %s: no progress after %g s; the "
+                   "runtime looks hung\n",
+                   what_.c_str(),
+                   std::chrono::duration<double>(timeout_).count());
+      std::fflush(stderr);
+      // ReadStats may need a runtime lock a hung runtime holds: give it five
+      // seconds before SIGALRM ends the process.
+      alarm(5);
+      gort::Stats s = gort::ReadStats();
+      std::fprintf(stderr,
+                   "gort-ping: stats: goroutines=%d threads=%d idle_ps=%d "
+                   "spinning_ms=%d handoffs=%" PRId64 " sysmon_wakes=%" PRId64
+                   " preempt_requests=%" PRId64 "\n",
+                   s.goroutines, s.threads, s.idle_ps, s.spinning_ms,
+                   s.handoffs, s.sysmon_wakes, s.preempt_requests);
+      std::fflush(stderr);
+      _exit(3);
+    }
+  }
+
+  const std::chrono::nanoseconds timeout_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  bool armed_ = false;
+  std::chrono::steady_clock::time_point deadline_;
+  std::string what_;
+  std::thread thread_;  // Last: starts after the fields above exist.
+};
+
+// ---------------------------------------------------------------------------
+// Measuring.
+
+struct Measurement {
+  std::int64_t n = 0;
+  std::int64_t ns = 0;
+  std::int64_t handoffs = 0;
+  std::int64_t sysmon_wakes = 0;
+  gort::UsleepMode usleep_in_effect = gort::UsleepMode::kAuto;
+
+  double NsPerOp() const { return static_cast<double>(ns) / n; }
+};
+
+// Go's predictN: aim for goal_ns with 20% headroom, grow at most 100x and at
+// least by one.
+std::int64_t PredictN(std::int64_t goal_ns, std::int64_t prev_n,
+                      std::int64_t prev_ns) {
+  if (prev_ns <= 0) prev_ns = 1;
+  double n = static_cast<double>(goal_ns) * prev_n / prev_ns;
+  n += n / 5;
+  n = std::min(n, 100.0 * prev_n);
+  n = std::max(n, prev_n + 1.0);
+  n = std::min(n, static_cast<double>(kMaxN));
+  return static_cast<std::int64_t>(n);
+}
+
+// Runs one measurement: a gort::Run in which N grows as in `go test` (or is
+// fixed). progress(what) is called before every step that could hang.
+Measurement Measure(const Benchmark& bench, const Mode& mode,
+                    const Config& config,
+                    const std::function<void(const std::string&)>& progress) {
+  Measurement result;
+  auto timed_run = [&](std::int64_t n) {
+    progress("timed loop with N=" + std::to_string(n));
+    gort::Stats before;
+    if (config.stats) before = gort::ReadStats();
+    const std::int64_t start = gort::Nanotime();
+    bench.loop(n);
+    const std::int64_t elapsed = gort::Nanotime() - start;
+    result.n = n;
+    result.ns = elapsed;
+    if (config.stats) {
+      gort::Stats after = gort::ReadStats();
+      result.handoffs = after.handoffs - before.handoffs;
+      result.sysmon_wakes = after.sysmon_wakes - before.sysmon_wakes;
+    }
+    result.usleep_in_effect = gort::ReadStats().usleep;
+  };
+
+  progress("gort::Run start (main not yet running)");
+  gort::Run(
+      [&] {
+        if (config.fixed_n > 0) {
+          timed_run(config.fixed_n);
+        } else {
+          timed_run(1);
+          while (result.ns < config.benchtime_ns && result.n < kMaxN) {
+            timed_run(PredictN(config.benchtime_ns, result.n, result.ns));
+          }
+        }
+        progress("gort::Run shutdown (main has returned)");
+      },
+      gort::Options{.maxprocs = 1, .usleep = mode.usleep});
+  return result;
+}
+
+// The result of one measurement, or why there is none.
+struct Outcome {
+  bool ok = false;
+  Measurement m;
+  std::string failure;  // When !ok: what went wrong, for a FAIL line.
+};
+
+// In-process: the measurement runs in this process, guarded by watchdog,
+// which ends the whole process if it hangs; a runtime crash ends it too.
+Outcome MeasureInProcess(const Benchmark& bench, const Mode& mode,
+                         const Config& config, Watchdog& watchdog) {
+  const std::string label =
+      std::string("Benchmark") + bench.name + "-" + mode.name + ", ";
+  Outcome out;
+  out.m = Measure(bench, mode, config,
+                  [&](const std::string& what) { watchdog.Arm(label + what); });
+  watchdog.Disarm();
+  out.ok = true;
+  return out;
+}
+
+// A fixed-size message from a measuring child to the parent; small enough
+// that each write() on the pipe is atomic.
+struct ChildRecord {
+  enum Kind : std::int32_t { kProgress = 1, kResult = 2 } kind;
+  char what[200];
+  Measurement m;
+};
+static_assert(sizeof(ChildRecord) <= PIPE_BUF);
+
+void WriteRecord(int fd, const ChildRecord& record) {
+  const char* p = reinterpret_cast<const char*>(&record);
+  std::size_t left = sizeof(record);
+  while (left > 0) {
+    ssize_t r = write(fd, p, left);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) _exit(120);
+    p += r;
+    left -= static_cast<std::size_t>(r);
+  }
+}
+
+std::string DescribeStatus(int status) {
+  char buf[128];
+  if (WIFEXITED(status)) {
+    std::snprintf(buf, sizeof(buf), "exit status %d", WEXITSTATUS(status));
+  } else if (WIFSIGNALED(status)) {
+    std::snprintf(buf, sizeof(buf), "killed by signal %d (%s)",
+                  WTERMSIG(status), strsignal(WTERMSIG(status)));
+  } else {
+    std::snprintf(buf, sizeof(buf), "wait status %#x", status);
+  }
+  return buf;
+}
+
+// Isolated: the measurement runs in a forked child, so a runtime crash or
+// hang costs one measurement, not the whole session. The child reports its
+// steps and result over a pipe; the parent kills it if a step makes no
+// progress within the timeout.
+Outcome MeasureInChild(const Benchmark& bench, const Mode& mode,
+                       const Config& config) {
+  Outcome out;
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) {
+    out.failure = std::string("pipe: ") + std::strerror(errno);
+    return out;
+  }
+  std::fflush(stdout);
+  std::fflush(stderr);
+  const pid_t pid = fork();
+  if (pid < 0) {
+    out.failure = std::string("fork: ") + std::strerror(errno);
+    close(fds[0]);
+    close(fds[1]);
+    return out;
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    ChildRecord record{};
+    record.kind = ChildRecord::kProgress;
+    record.m = Measure(bench, mode, config, [&](const std::string& what) {
+      std::snprintf(record.what, sizeof(record.what), "%s", what.c_str());
+      WriteRecord(fds[1], record);
+    });
+    record.kind = ChildRecord::kResult;
+    record.what[0] = '\0';
+    WriteRecord(fds[1], record);
+    _exit(0);
+  }
+  close(fds[1]);
+
+  const auto timeout = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::duration<double>(config.timeout_s));
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::string step = "starting";
+  bool have_result = false;
+  bool timed_out = false;
+  ChildRecord record;
+  std::size_t got = 0;
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      timed_out = true;
+      kill(pid, SIGKILL);
+      break;
+    }
+    pollfd pfd{fds[0], POLLIN, 0};
+    const int ready = poll(&pfd, 1, static_cast<int>(left.count()) + 1);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) continue;  // Timeout: caught at the top of the loop.
+    const ssize_t r = read(fds[0], reinterpret_cast<char*>(&record) + got,
+                           sizeof(record) - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;  // EOF: the child is gone.
+    got += static_cast<std::size_t>(r);
+    if (got < sizeof(record)) continue;
+    got = 0;
+    if (record.kind == ChildRecord::kResult) {
+      out.m = record.m;
+      have_result = true;
+    } else {
+      record.what[sizeof(record.what) - 1] = '\0';
+      step = record.what;
+      deadline = std::chrono::steady_clock::now() + timeout;
+    }
+  }
+  close(fds[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (timed_out) {
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), "%g", config.timeout_s);
+    out.failure = std::string("hung: no progress for ") + buf + " s during " +
+                  step + " (child killed; the runtime looks deadlocked)";
+  } else if (!have_result || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    out.failure = "runtime died during " + step + ": " + DescribeStatus(status);
+  } else {
+    out.ok = true;
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// Output in Go's benchmark format.
+
+// Formats x the way package testing does: fewer decimals for bigger values,
+// right-aligned so that the decimal points line up.
+std::string FormatGoValue(double x, const char* unit) {
+  const double y = std::fabs(x);
+  int decimals = 0;
+  double limit = 999.95;
+  while (decimals < 7 && y != 0 && y < limit) {
+    ++decimals;
+    limit /= 10;
+  }
+  const int width = decimals == 0 ? 10 : 11 + decimals;
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "\t%*.*f %s", width, decimals, x, unit);
+  return buf;
+}
+
+std::string CpuModel() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      auto colon = line.find(':');
+      if (colon != std::string::npos) {
+        auto start = line.find_first_not_of(" \t", colon + 1);
+        if (start != std::string::npos) return line.substr(start);
+      }
+    }
+  }
+  return "";
+}
+
+// ---------------------------------------------------------------------------
+// Statistics, following benchstat.
+
+// Quantile p of sorted xs, Hyndman & Fan's definition 8 (what benchstat's
+// Sample.Percentile uses).
+double Quantile(const std::vector<double>& sorted, double p) {
+  const std::size_t n = sorted.size();
+  if (p <= 0) return sorted.front();
+  if (p >= 1) return sorted.back();
+  const double h = (n + 1.0 / 3.0) * p + 1.0 / 3.0;  // 1-based position.
+  const double lower = std::floor(h);
+  if (lower < 1) return sorted.front();
+  if (lower >= n) return sorted.back();
+  const std::size_t k = static_cast<std::size_t>(lower);
+  return sorted[k - 1] + (h - lower) * (sorted[k] - sorted[k - 1]);
+}
+
+struct Summary {
+  std::vector<double> kept;  // Values inside the Tukey fences.
+  double mean = 0;
+  double min = 0;
+  double max = 0;
+};
+
+Summary Summarize(const std::vector<double>& values) {
+  Summary s;
+  if (values.empty()) return s;
+  std::vector<double> sorted = values;
+  std::sort(sorted.begin(), sorted.end());
+  const double q1 = Quantile(sorted, 0.25);
+  const double q3 = Quantile(sorted, 0.75);
+  const double lo = q1 - 1.5 * (q3 - q1);
+  const double hi = q3 + 1.5 * (q3 - q1);
+  for (double v : values) {
+    if (lo <= v && v <= hi) s.kept.push_back(v);
+  }
+  if (s.kept.empty()) return s;
+  double sum = 0;
+  for (double v : s.kept) sum += v;
+  s.mean = sum / s.kept.size();
+  auto [mn, mx] = std::minmax_element(s.kept.begin(), s.kept.end());
+  s.min = *mn;
+  s.max = *mx;
+  return s;
+}
+
+struct UTest {
+  double p = 1;
+  const char* error = nullptr;  // Set when no p-value can be given.
+};
+
+// Two-sided Mann-Whitney U test of a against b. Exact (the permutation
+// distribution of the rank sum, with mid-ranks for ties) for up to 100
+// values in all, else the normal approximation with tie correction.
+UTest MannWhitney(const std::vector<double>& a, const std::vector<double>& b) {
+  UTest result;
+  const std::size_t n1 = a.size();
+  const std::size_t n2 = b.size();
+  if (n1 == 0 || n2 == 0) {
+    result.error = "too few samples";
+    return result;
+  }
+  const std::size_t n = n1 + n2;
+  std::vector<std::pair<double, bool>> all;  // (value, from a)
+  for (double v : a) all.push_back({v, true});
+  for (double v : b) all.push_back({v, false});
+  std::sort(all.begin(), all.end(),
+            [](const auto& x, const auto& y) { return x.first < y.first; });
+
+  // Doubled mid-ranks keep every rank an integer.
+  std::vector<int> rank2(n);
+  std::vector<std::size_t> tie_sizes;
+  for (std::size_t i = 0; i < n;) {
+    std::size_t j = i;
+    while (j + 1 < n && all[j + 1].first == all[i].first) ++j;
+    for (std::size_t k = i; k <= j; ++k) {
+      rank2[k] = static_cast<int>((i + 1) + (j + 1));
+    }
+    tie_sizes.push_back(j - i + 1);
+    i = j + 1;
+  }
+  if (tie_sizes.size() == 1) {
+    result.error = "all equal";
+    return result;
+  }
+  long observed = 0;  // Doubled rank sum of a.
+  for (std::size_t k = 0; k < n; ++k) {
+    if (all[k].second) observed += rank2[k];
+  }
+
+  if (n <= 100) {
+    // ways[k][s]: subsets of k values whose doubled ranks sum to s.
+    const std::size_t max_sum = n * (n + 1);
+    std::vector<std::vector<double>> ways(n1 + 1,
+                                          std::vector<double>(max_sum + 1));
+    ways[0][0] = 1;
+    for (std::size_t item = 0; item < n; ++item) {
+      const std::size_t r = rank2[item];
+      for (std::size_t k = std::min(item + 1, n1); k >= 1; --k) {
+        auto& to = ways[k];
+        const auto& from = ways[k - 1];
+        for (std::size_t s = max_sum; s >= r; --s) to[s] += from[s - r];
+      }
+    }
+    double total = 0;
+    double low = 0;
+    double high = 0;
+    for (std::size_t s = 0; s <= max_sum; ++s) {
+      const double w = ways[n1][s];
+      total += w;
+      if (static_cast<long>(s) <= observed) low += w;
+      if (static_cast<long>(s) >= observed) high += w;
+    }
+    result.p = std::min(1.0, 2 * std::min(low, high) / total);
+    return result;
+  }
+
+  const double u = observed / 2.0 - n1 * (n1 + 1) / 2.0;
+  const double mean = n1 * n2 / 2.0;
+  double ties = 0;
+  for (std::size_t t : tie_sizes) {
+    ties += static_cast<double>(t) * t * t - t;
+  }
+  const double variance =
+      n1 * n2 / 12.0 * ((n + 1.0) - ties / (static_cast<double>(n) * (n - 1)));
+  if (variance <= 0) {
+    result.error = "zero variance";
+    return result;
+  }
+  const double z =
+      std::max(0.0, std::fabs(u - mean) - 0.5) / std::sqrt(variance);
+  result.p = std::min(1.0, std::erfc(z / std::sqrt(2.0)));
+  return result;
+}
+
+// benchstat's time scaler: the unit and precision are chosen once per row,
+// from the baseline's mean, and used for every column of the row.
+struct TimeScale {
+  const char* unit;
+  double per_ns;
+  int decimals;
+
+  static TimeScale For(double ns) {
+    struct Unit {
+      const char* name;
+      double per_ns;
+    };
+    static constexpr Unit kUnits[] = {
+        {"s", 1e-9}, {"ms", 1e-6}, {"\u00b5s", 1e-3}, {"ns", 1}};
+    for (const Unit& u : kUnits) {
+      const double v = ns * u.per_ns;
+      if (v >= 0.995 || u.per_ns == 1) {
+        int decimals = v >= 99.5 ? 0 : v >= 9.95 ? 1 : 2;
+        return {u.name, u.per_ns, decimals};
+      }
+    }
+    return {"ns", 1, 2};
+  }
+
+  std::string Format(double ns) const {
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), "%.*f%s", decimals, ns * per_ns, unit);
+    return buf;
+  }
+};
+
+// "mean ±diff" where diff is the largest relative deviation of a kept value
+// from the mean.
+std::string FormatMetric(const Summary& s, const TimeScale& scale) {
+  if (s.kept.empty()) return "";
+  std::string mean = scale.Format(s.mean);
+  if (s.mean == 0 || s.max == 0) return mean + "     ";
+  const double diff = std::max(1 - s.min / s.mean, s.max / s.mean - 1);
+  char pct[32];
+  std::snprintf(pct, sizeof(pct), "%.0f%%", diff * 100);
+  char buf[96];
+  std::snprintf(buf, sizeof(buf), "%s \u00b1%3s", mean.c_str(), pct);
+  return buf;
+}
+
+// Display width of UTF-8 text (µ is one column, two bytes).
+std::size_t Width(const std::string& s) {
+  std::size_t w = 0;
+  for (unsigned char c : s) {
+    if ((c & 0xC0) != 0x80) ++w;
+  }
+  return w;
+}
+
+std::string Pad(const std::string& s, std::size_t width, bool left_align) {
+  const std::size_t w = Width(s);
+  if (w >= width) return s;
+  const std::string fill(width - w, ' ');
+  return left_align ? s + fill : fill + s;
+}
+
+// Prints rows (the first is the heading) as benchstat does: the name column
+// left-aligned, the others right-aligned, a final "(p=...)" note left as is.
+void PrintTable(std::vector<std::vector<std::string>> rows) {
+  for (auto& row : rows) {
+    while (!row.empty() && row.back().empty()) row.pop_back();
+  }
+  std::vector<std::size_t> widths;
+  for (const auto& row : rows) {
+    if (widths.size() < row.size()) widths.resize(row.size());
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      widths[i] = std::max(widths[i], Width(row[i]));
+    }
+  }
+  std::string out;
+  const auto& heading = rows[0];
+  for (std::size_t i = 0; i < heading.size(); ++i) {
+    if (i == 0) {
+      out += Pad(heading[i], widths[i], true);
+    } else if (i + 1 == heading.size()) {
+      out += "  " + heading[i];
+    } else {
+      out += "  " + Pad(heading[i], widths[i], true);
+    }
+  }
+  out += "\n";
+  for (std::size_t r = 1; r < rows.size(); ++r) {
+    const auto& row = rows[r];
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      if (i == 0) {
+        out += Pad(row[i], widths[i], true);
+      } else if (i + 1 == row.size() && row[i][0] == '(') {
+        out += "  " + row[i];
+      } else {
+        out += "  " + Pad(row[i], widths[i], false);
+      }
+    }
+    out += "\n";
+  }
+  std::fputs(out.c_str(), stdout);
+}
+
+// One benchstat row per benchmark: old = modes[0], new = modes[1].
+void PrintComparison(const std::vector<const Benchmark*>& benches,
+                     const std::vector<const Mode*>& modes,
+                     const std::vector<std::vector<std::vector<double>>>&
+                         ns_per_op /* [bench][mode][run] */) {
+  std::vector<std::vector<std::string>> rows;
+  const bool two = modes.size() == 2;
+  if (two) {
+    rows.push_back({"name", "old time/op", "new time/op", "delta"});
+  } else {
+    rows.push_back({"name", "time/op"});
+  }
+  for (std::size_t b = 0; b < benches.size(); ++b) {
+    std::vector<Summary> sums;
+    for (std::size_t m = 0; m < modes.size(); ++m) {
+      sums.push_back(Summarize(ns_per_op[b][m]));
+    }
+    if (std::all_of(sums.begin(), sums.end(),
+                    [](const Summary& s) { return s.kept.empty(); })) {
+      continue;  // Every measurement failed: no row, as in benchstat.
+    }
+    double base = 0;  // The baseline's mean, or the first one measured.
+    for (const Summary& s : sums) {
+      if (!s.kept.empty()) {
+        base = s.mean;
+        break;
+      }
+    }
+    const TimeScale scale = TimeScale::For(base);
+    std::vector<std::string> row = {benches[b]->name};
+    for (const Summary& s : sums) row.push_back(FormatMetric(s, scale));
+    if (two) {
+      const Summary& old_s = sums[0];
+      const Summary& new_s = sums[1];
+      UTest test = MannWhitney(old_s.kept, new_s.kept);
+      std::string delta = "~   ";
+      std::string note;
+      char buf[64];
+      if (test.error != nullptr) {
+        note = std::string("(") + test.error + ")";
+      } else {
+        if (test.p < 0.05) {
+          std::snprintf(buf, sizeof(buf), "%+.2f%%",
+                        (new_s.mean / old_s.mean - 1) * 100);
+          delta = buf;
+        }
+        std::snprintf(buf, sizeof(buf), "(p=%0.3f n=%zu+%zu)", test.p,
+                      old_s.kept.size(), new_s.kept.size());
+        note = buf;
+      }
+      row.push_back(delta);
+      row.push_back(note);
+    }
+    rows.push_back(std::move(row));
+  }
+  PrintTable(std::move(rows));
+}
+
+const char* UsleepName(gort::UsleepMode m) {
+  switch (m) {
+    case gort::UsleepMode::kAuto:
+      return "auto";
+    case gort::UsleepMode::kHighRes:
+      return "highres";
+    case gort::UsleepMode::kLowRes:
+      return "lowres";
+  }
+  return "?";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Config config = ParseFlags(argc, argv);
+
+  std::vector<const Benchmark*> benches;
+  try {
+    const std::regex re(config.bench);
+    for (const Benchmark& b : kBenchmarks) {
+      const std::string full = std::string("Benchmark") + b.name;
+      if (std::regex_search(full, re) || std::regex_search(b.name, re)) {
+        benches.push_back(&b);
+      }
+    }
+  } catch (const std::regex_error& e) {
+    UsageError("bad --bench regular expression: " + config.bench);
+  }
+  if (config.list) {
+    for (const Benchmark* b : benches) std::printf("Benchmark%s\n", b->name);
+    return 0;
+  }
+  if (benches.empty()) {
+    std::fprintf(stderr, "gort-ping: no benchmark matches --bench=%s\n",
+                 config.bench.c_str());
+    return 1;
+  }
+
+  std::size_t name_width = 0;
+  for (const Benchmark* b : benches) {
+    for (const Mode* m : config.modes) {
+      name_width =
+          std::max(name_width, std::strlen("Benchmark") + std::strlen(b->name) +
+                                   1 + std::strlen(m->name));
+    }
+  }
+
+  std::printf("goos: linux\n");
+#if defined(__x86_64__)
+  std::printf("goarch: amd64\n");
+#endif
+  std::printf("pkg: gort/benchmarks\n");
+  if (std::string cpu = CpuModel(); !cpu.empty()) {
+    std::printf("cpu: %s\n", cpu.c_str());
+  }
+  std::printf("gomaxprocs: 1\n");
+  for (const Mode* m : config.modes) {
+    std::printf("mode-%s: %s\n", m->name, m->about);
+  }
+  if (config.smoke) {
+    std::printf("smoke: N=%" PRId64 ", one run per mode\n", config.fixed_n);
+  } else {
+    std::printf("benchtime: %s\ncount: %d\n", config.benchtime_text.c_str(),
+                config.count);
+  }
+  std::fflush(stdout);
+
+  const auto start = std::chrono::steady_clock::now();
+  std::optional<Watchdog> watchdog;  // Only in-process: fork needs 1 thread.
+  if (!config.isolate) watchdog.emplace(config.timeout_s);
+  std::vector<std::vector<std::vector<double>>> ns_per_op(
+      benches.size(), std::vector<std::vector<double>>(config.modes.size()));
+  std::vector<bool> mode_warned(config.modes.size());
+  int failures = 0;
+  for (std::size_t b = 0; b < benches.size(); ++b) {
+    for (int run = 0; run < config.count; ++run) {
+      for (std::size_t m = 0; m < config.modes.size(); ++m) {
+        const Mode& mode = *config.modes[m];
+        const std::string name =
+            std::string("Benchmark") + benches[b]->name + "-" + mode.name;
+        Outcome outcome =
+            config.isolate
+                ? MeasureInChild(*benches[b], mode, config)
+                : MeasureInProcess(*benches[b], mode, config, *watchdog);
+        if (!outcome.ok) {
+          ++failures;
+          std::printf("--- FAIL: %s (run %d of %d)\n    %s\n", name.c_str(),
+                      run + 1, config.count, outcome.failure.c_str());
+          std::fflush(stdout);
+          continue;
+        }
+        const Measurement& r = outcome.m;
+        if (r.usleep_in_effect != mode.usleep && !mode_warned[m]) {
+          mode_warned[m] = true;
+          std::fprintf(stderr,
+                       "gort-ping: warning: asked for usleep mode %s, the "
+                       "runtime reports %s\n",
+                       mode.name, UsleepName(r.usleep_in_effect));
+        }
+        ns_per_op[b][m].push_back(r.NsPerOp());
+        std::string line = name;
+        line.append(name_width - name.size(), ' ');
+        char count_field[32];
+        std::snprintf(count_field, sizeof(count_field), "\t%8" PRId64, r.n);
+        line += count_field;
+        line += FormatGoValue(r.NsPerOp(), "ns/op");
+        if (config.stats) {
+          line += FormatGoValue(static_cast<double>(r.handoffs) / r.n,
+                                "handoffs/op");
+          line += FormatGoValue(static_cast<double>(r.sysmon_wakes) / r.n,
+                                "sysmon-wakes/op");
+        }
+        std::printf("%s\n", line.c_str());
+        std::fflush(stdout);
+      }
+    }
+  }
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  if (failures == 0) {
+    std::printf("PASS\nok  \tgort-ping\t%.3fs\n", elapsed);
+  } else {
+    std::printf(
+        "FAIL (%d of %d measurements failed)\nFAIL\tgort-ping\t%.3fs\n",
+        failures,
+        config.count * static_cast<int>(benches.size() * config.modes.size()),
+        elapsed);
+  }
+  const int exit_code = failures == 0 ? 0 : 1;
+  if (config.smoke) return exit_code;
+
+  std::printf("\n");
+  PrintComparison(benches, config.modes, ns_per_op);
+  return exit_code;
+}

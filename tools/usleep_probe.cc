@@ -1,0 +1,164 @@
+// tools/usleep_probe.cc: gort-usleep-probe measures how long the runtime's
+// usleep really sleeps in each UsleepMode, the number that decides how often
+// sysmon wakes (Go's CL 248699 printed the same lines for Windows timers).
+//
+// For each mode it starts a gort::Run with GOMAXPROCS 1 and that mode, and
+// on a goroutine calls gort::debug::Usleep(d) repeatedly for d = 1000, 100,
+// 10 and 1 us, timing each call with gort::Nanotime. It prints the median:
+//
+//   mode: lowres (Go default timer slack)
+//   thread timer slack: 50000 ns
+//   delay is 1000 us - slept for 1069 us
+//   ...
+
+#include <sys/prctl.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "gort/chan.h"
+#include "gort/debug.h"
+#include "gort/runtime.h"
+
+namespace {
+
+struct Mode {
+  const char* name;
+  gort::UsleepMode usleep;
+  const char* about;
+};
+
+constexpr Mode kModes[] = {
+    {"lowres", gort::UsleepMode::kLowRes, "Go default timer slack"},
+    {"highres", gort::UsleepMode::kHighRes, "1 ns timer slack"},
+};
+
+constexpr std::uint32_t kDelaysUs[] = {1000, 100, 10, 1};
+
+struct Options {
+  int samples = 1000;  // Per delay; a fifth of this for delays >= 1 ms.
+  bool verbose = false;
+  std::vector<const Mode*> modes = {&kModes[0], &kModes[1]};
+};
+
+struct DelayResult {
+  std::uint32_t delay_us;
+  std::vector<std::int64_t> slept_ns;  // Sorted.
+};
+
+struct ModeResult {
+  long timer_slack_ns = -1;
+  std::vector<DelayResult> delays;
+};
+
+[[noreturn]] void Usage(int code) {
+  std::fprintf(code == 0 ? stdout : stderr,
+               "usage: gort-usleep-probe [--mode=lowres|highres|both] "
+               "[--samples=N] [--verbose]\n"
+               "\n"
+               "Times gort::debug::Usleep(d) on a goroutine for d = 1000, "
+               "100, 10, 1 us in each\nusleep mode and prints the median.\n"
+               "  --samples=N  calls per delay (default 1000; N/5 for 1000 "
+               "us)\n"
+               "  --verbose    also print min, 10th/90th percentile and max\n");
+  std::exit(code);
+}
+
+Options ParseFlags(int argc, char** argv) {
+  Options options;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg.rfind("--", 0) == 0) arg.erase(0, 1);
+    if (arg == "-help" || arg == "-h") Usage(0);
+    if (arg == "-verbose" || arg == "-v") {
+      options.verbose = true;
+    } else if (arg.rfind("-samples=", 0) == 0) {
+      options.samples = std::atoi(arg.c_str() + std::strlen("-samples="));
+      if (options.samples < 5 || options.samples > 1'000'000) Usage(2);
+    } else if (arg == "-mode=both") {
+      options.modes = {&kModes[0], &kModes[1]};
+    } else if (arg == "-mode=lowres") {
+      options.modes = {&kModes[0]};
+    } else if (arg == "-mode=highres") {
+      options.modes = {&kModes[1]};
+    } else {
+      std::fprintf(stderr, "gort-usleep-probe: bad argument %s\n", argv[i]);
+      Usage(2);
+    }
+  }
+  return options;
+}
+
+// Runs the probe on a goroutine of a fresh runtime in the given mode.
+ModeResult Probe(const Mode& mode, const Options& options) {
+  ModeResult result;
+  gort::Run(
+      [&] {
+        auto done = gort::MakeChan<int>();
+        gort::Go([&result, &options, done] {
+          result.timer_slack_ns = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+          for (std::uint32_t delay : kDelaysUs) {
+            const int samples =
+                delay >= 1000 ? options.samples / 5 : options.samples;
+            DelayResult d{delay, {}};
+            d.slept_ns.reserve(samples);
+            for (int i = 0; i < samples; ++i) {
+              const std::int64_t start = gort::Nanotime();
+              gort::debug::Usleep(delay);
+              d.slept_ns.push_back(gort::Nanotime() - start);
+            }
+            std::sort(d.slept_ns.begin(), d.slept_ns.end());
+            result.delays.push_back(std::move(d));
+          }
+          done.Send(1);
+        });
+        done.Recv();
+      },
+      gort::Options{.maxprocs = 1, .usleep = mode.usleep});
+  return result;
+}
+
+// Value at quantile q of sorted xs (nearest rank, halves averaged for the
+// median of an even count).
+double At(const std::vector<std::int64_t>& xs, double q) {
+  if (q == 0.5 && xs.size() % 2 == 0) {
+    return (xs[xs.size() / 2 - 1] + xs[xs.size() / 2]) / 2.0;
+  }
+  std::size_t i = static_cast<std::size_t>(q * (xs.size() - 1) + 0.5);
+  return static_cast<double>(xs[std::min(i, xs.size() - 1)]);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options options = ParseFlags(argc, argv);
+  bool first = true;
+  for (const Mode* mode : options.modes) {
+    ModeResult r = Probe(*mode, options);
+    if (!first) std::printf("\n");
+    first = false;
+    std::printf("mode: %s (%s)\n", mode->name, mode->about);
+    if (r.timer_slack_ns >= 0) {
+      std::printf("thread timer slack: %ld ns\n", r.timer_slack_ns);
+    }
+    for (const DelayResult& d : r.delays) {
+      std::printf("delay is %" PRIu32 " us - slept for %.0f us\n", d.delay_us,
+                  At(d.slept_ns, 0.5) / 1000);
+      if (options.verbose) {
+        std::printf(
+            "  n=%zu min=%.1f p10=%.1f p50=%.1f p90=%.1f max=%.1f (us)\n",
+            d.slept_ns.size(), At(d.slept_ns, 0) / 1000,
+            At(d.slept_ns, 0.1) / 1000, At(d.slept_ns, 0.5) / 1000,
+            At(d.slept_ns, 0.9) / 1000, At(d.slept_ns, 1) / 1000);
+      }
+    }
+    std::fflush(stdout);
+  }
+  return 0;
+}
