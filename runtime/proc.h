@@ -117,6 +117,7 @@ std::int64_t timeSleepUntil();
 // --- stack.cc ---
 bool stackalloc(struct stack* s, std::size_t size);
 void stackfree(struct stack* s);
+void stackfreeall();
 
 }  // namespace gort::runtime
 

@@ -209,6 +209,7 @@ void freeAll() ABSL_NO_THREAD_SAFETY_ANALYSIS {
     }
     gp = next;
   }
+  if (keep.empty()) stackfreeall();  // else a kept G still runs on a slab
   for (int i = 0; i < kMaxGomaxprocs; i++) {
     P* pp = allp[i];
     if (pp == nullptr) continue;

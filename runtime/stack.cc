@@ -2,31 +2,82 @@
 //
 // Go grows 2 KiB stacks by copying; C++ frames cannot move, so a gort stack
 // is a fixed reservation (256 KiB by default, Options.stack_size to change)
-// that the OS commits page by page as it is touched, with an inaccessible
-// guard page below it. Stacks are pooled with their Gs (gfput/gfget keep a
-// dead G's stack), so steady-state spawning maps nothing.
+// that the OS commits page by page as it is touched. Stacks are carved out
+// of slabs of about 16 MiB, one mapping each, and pooled with their Gs
+// (gfput/gfget keep a dead G's stack), so steady-state spawning maps
+// nothing. Slabs go back to the OS when Run ends.
+//
+// The first kGuardedStacks stacks get an inaccessible guard page below them.
+// Each guard splits its slab's mapping, and the kernel allows a process
+// only about 65 000 mappings (vm.max_map_count), so later stacks go without
+// one: that is what lets a million goroutines start.
+#include <vector>
+
 #include "os/os.h"
+#include "panic.h"
 #include "proc.h"
 
 namespace gort::runtime {
 
-// stackalloc mirrors Go's stackalloc: a fresh mapping of `size` usable bytes
-// plus one guard page.
+namespace {
+
+constexpr std::size_t kSlabBytes = std::size_t{16} << 20;
+constexpr std::size_t kGuardedStacks = 16384;
+
+struct Slab {
+  void* base;
+  std::size_t size;
+};
+
+mutex stackLock;
+std::vector<Slab> slabs ABSL_GUARDED_BY(stackLock);
+char* slabNext ABSL_GUARDED_BY(stackLock) = nullptr;  // next free stack
+char* slabEnd ABSL_GUARDED_BY(stackLock) = nullptr;
+std::size_t stacksMade ABSL_GUARDED_BY(stackLock) = 0;
+
+}  // namespace
+
+// stackalloc mirrors Go's stackalloc: `size` usable bytes, with one guard
+// page below them while guards are affordable.
 bool stackalloc(struct stack* s, std::size_t size) {
-  std::size_t guard = os::physPageSize();
-  std::size_t total = size + guard;
-  void* base = os::sysAllocStack(total, guard);
-  if (base == nullptr) return false;
-  s->base = base;
-  s->size = total;
-  s->guard = guard;
+  std::size_t page = os::physPageSize();
+  std::size_t each = size + page;  // room for a guard page either way
+  lock(&stackLock);
+  if (slabNext == nullptr || slabEnd - slabNext < static_cast<long>(each)) {
+    std::size_t n = kSlabBytes / each;
+    if (n == 0) n = 1;
+    void* base = os::sysAllocStack(n * each, 0);
+    if (base == nullptr) {
+      unlock(&stackLock);
+      return false;
+    }
+    slabs.push_back(Slab{base, n * each});
+    slabNext = static_cast<char*>(base);
+    slabEnd = slabNext + n * each;
+  }
+  char* lo = slabNext;
+  slabNext += each;
+  bool guarded = stacksMade++ < kGuardedStacks;
+  unlock(&stackLock);
+  if (guarded && !os::sysGuard(lo, page)) guarded = false;
+  s->base = lo;
+  s->size = each;
+  s->guard = page;  // unguarded stacks still leave the page unused
   return true;
 }
 
-// stackfree mirrors Go's stackfree.
-void stackfree(struct stack* s) {
-  if (s->base != nullptr) os::sysFreeStack(s->base, s->size);
-  *s = {};
+// stackfree mirrors Go's stackfree. Stacks live until Run ends, with their
+// Gs on the free lists; this only forgets the G's claim.
+void stackfree(struct stack* s) { *s = {}; }
+
+// stackfreeall returns every slab to the OS when Run ends.
+void stackfreeall() {
+  lock(&stackLock);
+  for (const Slab& slab : slabs) os::sysFreeStack(slab.base, slab.size);
+  slabs.clear();
+  slabNext = slabEnd = nullptr;
+  stacksMade = 0;
+  unlock(&stackLock);
 }
 
 }  // namespace gort::runtime

@@ -52,6 +52,8 @@ bool setThreadTimerMode(TimerMode mode);
 // sysAllocStack: reserves `size` bytes of lazily committed memory whose
 // lowest `guard` bytes are inaccessible; returns the base or nullptr.
 void* sysAllocStack(std::size_t size, std::size_t guard);
+// sysGuard: makes [p, p + size) inaccessible (a stack guard page).
+bool sysGuard(void* p, std::size_t size);
 // sysFreeStack: returns a region from sysAllocStack to the OS.
 void sysFreeStack(void* base, std::size_t size);
 // physPageSize: the OS page size.

@@ -123,6 +123,10 @@ void* sysAllocStack(std::size_t size, std::size_t guard) {
   return p;
 }
 
+bool sysGuard(void* p, std::size_t size) {
+  return mprotect(p, size, PROT_NONE) == 0;
+}
+
 void sysFreeStack(void* base, std::size_t size) { munmap(base, size); }
 
 std::size_t physPageSize() {
