@@ -155,7 +155,10 @@ G* findrunnable(bool* inheritTime) {
     }
     std::int64_t now = 0;  // read lazily: only timers need the clock
     bool ran = false;
-    std::int64_t pollUntil = checkTimers(pp, now, &ran);
+    std::int64_t pollUntil = 0;
+    if (pp->timer0When.load(std::memory_order_relaxed) != 0) {
+      pollUntil = checkTimers(pp, now, &ran);
+    }
 
     if (pp->schedtick.load(std::memory_order_relaxed) % 61 == 0 &&
         sched.runqsize.load(std::memory_order_acquire) > 0) {

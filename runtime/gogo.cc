@@ -36,8 +36,11 @@ struct EhGlobals {
 };
 static_assert(sizeof(EhGlobals) <= sizeof(G::ehState));
 
-EhGlobals* ehGlobals() {
-  return reinterpret_cast<EhGlobals*>(abi::__cxa_get_globals());
+// The calling thread's exception state; g0 caches it in its M, since the
+// address never changes for a thread.
+EhGlobals* ehGlobals(M* mp) {
+  if (mp->ehGlobals == nullptr) mp->ehGlobals = abi::__cxa_get_globals();
+  return static_cast<EhGlobals*>(mp->ehGlobals);
 }
 
 // gentry is the bottom frame of every goroutine (Go's goexit frame plus the
@@ -79,7 +82,7 @@ G* getcurg() {
 // gogo mirrors Go's gogo: on g0, jump into gp; returns when gp mcalls back.
 void gogo(G* gp) {
   G* g0 = getg();
-  EhGlobals* eh = ehGlobals();
+  EhGlobals* eh = ehGlobals(g0->m);
   EhGlobals saved = *eh;
   std::memcpy(eh, gp->ehState, sizeof(EhGlobals));
   setg(gp);

@@ -141,6 +141,7 @@ struct M {
   // 0 running, 1 in a syscall, 2 abandoned in a syscall when Run ended.
   std::atomic<int> syscallState{0};
   std::atomic<bool> exited{false};  // its thread is done with the runtime
+  void* ehGlobals = nullptr;  // the thread's C++ exception state (gogo.cc)
 };
 
 inline constexpr int kRunqSize = 256;
