@@ -76,6 +76,16 @@ void gcstopm();
 [[noreturn]] void mexit(M* mp);
 [[noreturn]] void parkForever();
 
+// --- schedtrace.cc: GODEBUG ---
+struct dbgVars {
+  int schedtrace = 0;   // ms between SCHED lines; 0 off
+  int scheddetail = 0;  // 1: per-P, per-M, per-G lines too
+};
+extern dbgVars debug;
+void parsedebugvars();
+void schedtrace(bool detailed);
+const char* waitReasonString(waitReason r);
+
 // --- run.cc ---
 std::int32_t initialProcs(int maxprocs, bool verbose);
 

@@ -256,8 +256,17 @@ void checkdead() {
   for (std::int32_t i = 0; i < n; i++) {
     if (allp[i]->timer0When.load(std::memory_order_acquire) != 0) return;
   }
-  sched.lock.key.store(0);  // let nothing else block on it while we exit
-  throw_("all goroutines are asleep - deadlock!");
+  printErr("fatal error: all goroutines are asleep - deadlock!\n");
+  lock(&allglock);
+  for (G* gp = allgs; gp != nullptr; gp = gp->alllink) {
+    if (readgstatus(gp) != _Gwaiting) continue;
+    printErr("\ngoroutine ");
+    printErrInt(gp->goid);
+    printErr(" [");
+    printErr(waitReasonString(gp->waitreason));
+    printErr("]:\n");
+  }
+  os::exit(2);
 }
 
 }  // namespace gort::runtime

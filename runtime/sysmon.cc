@@ -93,6 +93,7 @@ void sysmon() {
   unlock(&sched.lock);
   std::uint32_t idle = 0;
   std::uint32_t delay = 0;
+  std::int64_t lasttrace = 0;
   for (;;) {
     if (idle == 0) {
       delay = 20;
@@ -104,8 +105,11 @@ void sysmon() {
     sched.sysmonWakes.fetch_add(1, std::memory_order_relaxed);
     if (sched.exiting.load(std::memory_order_acquire)) return;
     std::int64_t now = os::nanotime();
-    if (sched.gcwaiting.load(std::memory_order_acquire) ||
-        sched.npidle.load() == gomaxprocs.load()) {
+    // With schedtrace on, sysmon never sleeps deeply, so the lines keep
+    // coming while the program idles (as in Go).
+    if (debug.schedtrace <= 0 &&
+        (sched.gcwaiting.load(std::memory_order_acquire) ||
+         sched.npidle.load() == gomaxprocs.load())) {
       lock(&sched.lock);
       if (sched.gcwaiting.load(std::memory_order_acquire) ||
           sched.npidle.load() == gomaxprocs.load()) {
@@ -138,6 +142,11 @@ void sysmon() {
       idle = 0;
     } else {
       idle++;
+    }
+    if (debug.schedtrace > 0 &&
+        lasttrace + std::int64_t{debug.schedtrace} * 1000000 <= now) {
+      lasttrace = now;
+      schedtrace(debug.scheddetail > 0);
     }
   }
 }
