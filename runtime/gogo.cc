@@ -15,6 +15,7 @@
 
 #include "panic.h"
 #include "proc.h"
+#include "race.h"
 
 namespace gort::runtime {
 
@@ -47,6 +48,7 @@ EhGlobals* ehGlobals(M* mp) {
 // call of the goroutine's function).
 void gentry(ctx::transfer_t t) {
   G* gp = getg();
+  racebackongo(gp, gp->m, true);
   gp->m->g0->ctx = t.fctx;
   try {
     std::move(gp->fn)();
@@ -86,7 +88,9 @@ void gogo(G* gp) {
   EhGlobals saved = *eh;
   std::memcpy(eh, gp->ehState, sizeof(EhGlobals));
   setg(gp);
+  racetogo(g0->m, gp);
   ctx::transfer_t t = ctx::jump_fcontext(gp->ctx, nullptr);
+  racebackong0(g0->m);
   gp->ctx = t.fctx;
   setg(g0);
   std::memcpy(gp->ehState, eh, sizeof(EhGlobals));
@@ -95,18 +99,22 @@ void gogo(G* gp) {
 
 // mcall mirrors Go's mcall: from a goroutine, switch to g0 and have it run
 // fn(gp); returns when gp is resumed, possibly on another M.
-void mcall(G* (*fn)(G*)) {
+void mcall(G* (*fn)(G*), bool exiting) {
   G* gp = getg();
   M* mp = gp->m;
   mp->mcallfn = fn;
+  racetog0(gp, mp, exiting);
   ctx::transfer_t t = ctx::jump_fcontext(mp->g0->ctx, nullptr);
-  getg()->m->g0->ctx = t.fctx;
+  racebackongo(gp, gp->m, false);
+  gp->m->g0->ctx = t.fctx;
 }
 
 // gostart points gp's context at gentry on top of its stack (Go's newproc1
 // setting gp.sched.pc to the function and the return address to goexit).
 void gostart(G* gp) {
   char* top = static_cast<char*>(gp->stack.base) + gp->stack.size;
+  racegostart(gp, static_cast<char*>(gp->stack.base) + gp->stack.guard,
+              gp->stack.size - gp->stack.guard);
   gp->ctx = ctx::make_fcontext(top, gp->stack.size - gp->stack.guard, gentry);
 }
 

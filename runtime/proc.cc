@@ -23,6 +23,7 @@
 
 #include "panic.h"
 #include "proc.h"
+#include "race.h"
 
 namespace gort::runtime {
 
@@ -301,6 +302,7 @@ static G* goexit0(G* gp) {
   gp->waitreason = waitReason::zero;
   gp->param = nullptr;
   sched.ngoroutines.fetch_sub(1, std::memory_order_relaxed);
+  racegoexit(gp);
   gfput(mp->p, gp);
   return nullptr;
 }
@@ -320,7 +322,7 @@ static G* mainexit0(G* gp) {
 // goexit1 mirrors Go's goexit1.
 void goexit1() {
   G* gp = getg();
-  mcall(gp->goid == 1 ? mainexit0 : goexit0);
+  mcall(gp->goid == 1 ? mainexit0 : goexit0, true);
 }
 
 // execute mirrors Go's execute: run gp on this M until it switches out.

@@ -29,7 +29,8 @@ G* getg();
 void setg(G* gp);
 G* getcurg();  // the user goroutine on this thread, nullptr on g0 or outside
 void gogo(G* gp);  // g0 only: runs gp until it switches back
-void mcall(G* (*fn)(G*));  // goroutine only: switch to g0, run fn(curg)
+// goroutine only: switch to g0, run fn(curg); exiting: curg never resumes
+void mcall(G* (*fn)(G*), bool exiting = false);
 void gostart(G* gp);  // prepares gp's context to start at its body
 
 // --- proc.cc: goroutines ---

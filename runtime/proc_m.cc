@@ -11,6 +11,7 @@
 #include "os/os.h"
 #include "panic.h"
 #include "proc.h"
+#include "race.h"
 
 namespace gort::runtime {
 
@@ -23,6 +24,7 @@ struct mExit {};
 void mstart(void* arg) {
   M* mp = static_cast<M*>(arg);
   setg(mp->g0);
+  raceminit(mp);
   os::setThreadTimerMode(timerMode);
   mp->fastrand[0] = static_cast<std::uint32_t>(mp->id * 0x9e3779b9u + 1);
   mp->fastrand[1] = static_cast<std::uint32_t>(os::nanotime());

@@ -21,6 +21,7 @@
 #include "os/os.h"
 #include "panic.h"
 #include "proc.h"
+#include "race.h"
 
 namespace gort::runtime {
 
@@ -169,10 +170,12 @@ bool wakeAllForExit() ABSL_NO_THREAD_SAFETY_ANALYSIS {
   return done;
 }
 
-// abandonWaiters takes parked goroutines off the channels they wait on.
+// abandonWaiters takes parked goroutines off the channels they wait on,
+// and frees the sudogs of goroutines readied by a channel but never run.
 void abandonWaiters() ABSL_NO_THREAD_SAFETY_ANALYSIS {
   for (G* gp = allgs; gp != nullptr; gp = gp->alllink) {
-    if (readgstatus(gp) != _Gwaiting) continue;
+    std::uint32_t s = readgstatus(gp);
+    if (s != _Gwaiting && s != _Grunnable) continue;
     for (sudog* sg = gp->waiting; sg != nullptr;) {
       sudog* next = sg->waitlink;
       if (sg->c != nullptr) internal::chanAbandon(sg);
@@ -206,6 +209,7 @@ void freeAll() ABSL_NO_THREAD_SAFETY_ANALYSIS {
     for (G* k : keep) kept |= k == gp;
     if (!kept) {
       stackfree(&gp->stack);
+      racefree(gp);
       delete gp;
     }
     gp = next;

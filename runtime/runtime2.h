@@ -116,6 +116,8 @@ struct G {
   // The C++ exception-handling state of this goroutine while it is switched
   // out (see gogo.cc); Go has no such thing.
   alignas(void*) unsigned char ehState[3 * sizeof(void*)] = {};
+  void* raceFiber = nullptr;      // ThreadSanitizer's fiber (race.h)
+  void* asanFakeStack = nullptr;  // AddressSanitizer's switch state
 };
 
 // M mirrors Go's m.
@@ -142,6 +144,8 @@ struct M {
   std::atomic<int> syscallState{0};
   std::atomic<bool> exited{false};  // its thread is done with the runtime
   void* ehGlobals = nullptr;  // the thread's C++ exception state (gogo.cc)
+  const void* g0StackLo = nullptr;  // g0's stack, for AddressSanitizer
+  std::size_t g0StackSize = 0;
 };
 
 inline constexpr int kRunqSize = 256;

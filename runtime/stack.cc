@@ -16,6 +16,7 @@
 #include "os/os.h"
 #include "panic.h"
 #include "proc.h"
+#include "race.h"
 
 namespace gort::runtime {
 
@@ -73,7 +74,10 @@ void stackfree(struct stack* s) { *s = {}; }
 // stackfreeall returns every slab to the OS when Run ends.
 void stackfreeall() {
   lock(&stackLock);
-  for (const Slab& slab : slabs) os::sysFreeStack(slab.base, slab.size);
+  for (const Slab& slab : slabs) {
+    racestackfree(slab.base, slab.size);
+    os::sysFreeStack(slab.base, slab.size);
+  }
   slabs.clear();
   slabNext = slabEnd = nullptr;
   stacksMade = 0;
