@@ -1,0 +1,1581 @@
+// tests/proc_test.cc: tests of the scheduler core, in the spirit of Go's
+// runtime/proc_test.go: Run, Go, Gosched, GOMAXPROCS and $GOMAXPROCS,
+// NumGoroutine, parallelism, fairness, work stealing, syscall handoff, Sleep,
+// sysmon's preemption requests, and the fatal paths (deadlock, an exception
+// escaping a goroutine).
+//
+// Conventions: a test that could hang on a broken runtime waits in a loop
+// bounded by kDeadline (or an iteration count) and then fails; whatever is
+// left is caught by RunGuarded's watchdog. Timings are only ever asserted as
+// lower bounds. Spin loops that must not yield read std::chrono::steady_clock,
+// never a gort function.
+#include <alloca.h>
+#include <poll.h>
+#include <sched.h>
+#include <sys/eventfd.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gort/debug.h"
+#include "gort/gort.h"
+#include "gtest/gtest.h"
+#include "watchdog.h"
+
+namespace {
+
+using namespace std::chrono_literals;
+using gort_test::Procs;
+using gort_test::RunGuarded;
+
+// How long a bounded wait lasts before the test gives up: far beyond what a
+// working runtime needs even on a loaded machine.
+constexpr std::chrono::nanoseconds kDeadline = 10s;
+// How long a goroutine blocks in a syscall at most (poll's timeout, ms).
+constexpr int kSyscallTimeoutMs = 10'000;
+
+constexpr char kDeadlockMessage[] =
+    "fatal error: all goroutines are asleep - deadlock!";
+
+// A deadline on gort's clock.
+std::int64_t DeadlineFromNow() { return gort::Nanotime() + kDeadline.count(); }
+
+// CPUs this process may run on, as the runtime counts them by default.
+int CpuCount() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+    int n = CPU_COUNT(&set);
+    if (n > 0) return n;
+  }
+  unsigned n = std::thread::hardware_concurrency();
+  return n > 0 ? static_cast<int>(n) : 1;
+}
+
+// GOMAXPROCS with neither Options.maxprocs nor a valid $GOMAXPROCS.
+int DefaultProcs() { return std::min(CpuCount(), 256); }
+
+// Busy-waits for d without calling into the runtime, so the goroutine never
+// reaches a point where it could yield.
+void SpinFor(std::chrono::nanoseconds d) {
+  const auto end = std::chrono::steady_clock::now() + d;
+  while (std::chrono::steady_clock::now() < end) {
+  }
+}
+
+// Sets or unsets an environment variable for one scope.
+class ScopedEnv {
+ public:
+  // value == nullptr unsets the variable.
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value != nullptr) {
+      setenv(name, value, 1);
+    } else {
+      unsetenv(name);
+    }
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+  ~ScopedEnv() {
+    if (old_.has_value()) {
+      setenv(name_.c_str(), old_->c_str(), 1);
+    } else {
+      unsetenv(name_.c_str());
+    }
+  }
+
+ private:
+  std::string name_;
+  std::optional<std::string> old_;
+};
+
+// An eventfd: a goroutine blocks reading it in a syscall until another
+// signals it.
+class EventFd {
+ public:
+  EventFd() : fd_(eventfd(0, EFD_CLOEXEC)) {}
+  EventFd(const EventFd&) = delete;
+  EventFd& operator=(const EventFd&) = delete;
+  ~EventFd() {
+    if (fd_ >= 0) close(fd_);
+  }
+  bool ok() const { return fd_ >= 0; }
+  // Makes the eventfd readable.
+  void Signal() {
+    std::uint64_t one = 1;
+    ssize_t n;
+    do {
+      n = write(fd_, &one, sizeof(one));
+    } while (n < 0 && errno == EINTR);
+    EXPECT_EQ(n, static_cast<ssize_t>(sizeof(one)));
+  }
+  // Blocks the thread until the eventfd is signalled (true, consuming the
+  // signal) or timeout_ms pass (false).
+  bool WaitFor(int timeout_ms) {
+    pollfd pfd = {fd_, POLLIN, 0};
+    int r;
+    do {
+      r = poll(&pfd, 1, timeout_ms);
+    } while (r < 0 && errno == EINTR);
+    if (r != 1) return false;
+    std::uint64_t value = 0;
+    return read(fd_, &value, sizeof(value)) == sizeof(value) && value > 0;
+  }
+
+ private:
+  int fd_;
+};
+
+// Death tests fork after the runtime has made threads: re-exec instead.
+class ThreadsafeDeathTest : public ::testing::Test {
+ protected:
+  void SetUp() override { GTEST_FLAG_SET(death_test_style, "threadsafe"); }
+};
+
+// ---------------------------------------------------------------------------
+// Run
+
+TEST(RunTest, ReturnsAfterMainReturns) {
+  int steps = 0;
+  RunGuarded(
+      [&] {
+        steps++;
+        gort::Gosched();
+        steps++;
+      },
+      Procs(2));
+  EXPECT_EQ(steps, 2);
+}
+
+TEST(RunTest, AcceptsMoveOnlyMainAndGoroutines) {
+  auto value = std::make_unique<int>(7);
+  int seen_by_main = 0;
+  int seen_by_goroutine = 0;
+  RunGuarded(
+      [&, value = std::move(value)] {
+        seen_by_main = *value;
+        gort::WaitGroup wg;
+        wg.Add(1);
+        auto other = std::make_unique<int>(11);
+        gort::Go([&, other = std::move(other)] {
+          seen_by_goroutine = *other;
+          wg.Done();
+        });
+        wg.Wait();
+      },
+      Procs(1));
+  EXPECT_EQ(seen_by_main, 7);
+  EXPECT_EQ(seen_by_goroutine, 11);
+}
+
+TEST(RunTest, TwiceWithDifferentMaxprocs) {
+  for (int procs : {1, 3, 2}) {
+    int inside = 0;
+    int finished = 0;
+    RunGuarded(
+        [&] {
+          inside = gort::GOMAXPROCS(0);
+          std::atomic<int> ran{0};
+          gort::WaitGroup wg;
+          wg.Add(10);
+          for (int i = 0; i < 10; i++) {
+            gort::Go([&] {
+              ran.fetch_add(1);
+              wg.Done();
+            });
+          }
+          wg.Wait();
+          finished = ran.load();
+        },
+        Procs(procs));
+    EXPECT_EQ(inside, procs);
+    EXPECT_EQ(finished, 10) << "maxprocs " << procs;
+    // After Run, ReadStats describes the Run that ended.
+    EXPECT_EQ(gort::ReadStats().gomaxprocs, procs);
+  }
+}
+
+TEST(RunTest, AbandonsGoroutinesStillBlockedWhenMainReturns) {
+  // What the abandoned goroutines refer to must outlive them: each Run's
+  // set is kept, reachable, for the rest of the process.
+  struct Abandoned {
+    gort::WaitGroup never;
+    gort::Mutex lock;
+  };
+  static auto* kept = new std::vector<std::unique_ptr<Abandoned>>;
+  kept->push_back(std::make_unique<Abandoned>());
+  gort::WaitGroup* never = &kept->back()->never;
+  gort::Mutex* lock = &kept->back()->lock;
+  never->Add(1);
+  std::atomic<int> blocking{0};
+  RunGuarded(
+      [&] {
+        lock->Lock();
+        gort::Go([&] {
+          blocking.fetch_add(1);
+          never->Wait();
+        });
+        gort::Go([&] {
+          blocking.fetch_add(1);
+          lock->Lock();
+        });
+        gort::Go([&] {
+          blocking.fetch_add(1);
+          gort::Sleep(1h);
+        });
+        gort::Go([&] {
+          blocking.fetch_add(1);
+          gort::MakeChan<int>().Recv();
+        });
+        // At GOMAXPROCS 1 main runs again only once each has parked.
+        const std::int64_t deadline = DeadlineFromNow();
+        while (blocking.load() < 4 && gort::Nanotime() < deadline) {
+          gort::Gosched();
+        }
+        EXPECT_EQ(gort::NumGoroutine(), 5);
+      },
+      Procs(1));
+  EXPECT_EQ(blocking.load(), 4);
+  // The next Run starts from scratch.
+  int goroutines = 0;
+  RunGuarded([&] { goroutines = gort::NumGoroutine(); }, Procs(2));
+  EXPECT_EQ(goroutines, 1);
+}
+
+TEST(RunTest, FromAnotherThread) {
+  int procs = 0;
+  std::thread t(
+      [&] { RunGuarded([&] { procs = gort::GOMAXPROCS(0); }, Procs(2)); });
+  t.join();
+  EXPECT_EQ(procs, 2);
+  RunGuarded([&] { procs = gort::GOMAXPROCS(0); }, Procs(1));
+  EXPECT_EQ(procs, 1);
+}
+
+TEST(RunTest, SchedulingCallsOutsideRunPanic) {
+  EXPECT_THROW(gort::Gosched(), gort::Panic);
+  EXPECT_THROW(gort::Sleep(1ms), gort::Panic);
+  EXPECT_THROW(gort::GOMAXPROCS(1), gort::Panic);
+  EXPECT_THROW(gort::GOMAXPROCS(4), gort::Panic);
+  // The same once a Run has come and gone.
+  RunGuarded([] {}, Procs(1));
+  EXPECT_THROW(gort::Gosched(), gort::Panic);
+  EXPECT_THROW(gort::Sleep(1ms), gort::Panic);
+  EXPECT_THROW(gort::GOMAXPROCS(2), gort::Panic);
+}
+
+// ---------------------------------------------------------------------------
+// GOMAXPROCS
+
+TEST(GomaxprocsTest, QueriesAndChanges) {
+  std::vector<int> got;
+  RunGuarded(
+      [&] {
+        got.push_back(gort::GOMAXPROCS(0));           // 2
+        got.push_back(gort::GOMAXPROCS(-1));          // 2
+        got.push_back(gort::GOMAXPROCS(4));           // 2
+        got.push_back(gort::GOMAXPROCS(0));           // 4
+        got.push_back(gort::ReadStats().gomaxprocs);  // 4
+        got.push_back(gort::GOMAXPROCS(4));           // 4: unchanged
+        got.push_back(gort::GOMAXPROCS(1));           // 4
+        got.push_back(gort::GOMAXPROCS(0));           // 1
+        got.push_back(gort::ReadStats().gomaxprocs);  // 1
+      },
+      Procs(2));
+  EXPECT_EQ(got, (std::vector<int>{2, 2, 2, 4, 4, 4, 4, 1, 1}));
+}
+
+TEST(GomaxprocsTest, WorkCompletesAcrossChanges) {
+  constexpr int kWorkers = 40;   // per batch
+  constexpr int kSteps = 20;     // Gosched calls per worker
+  constexpr int kSleepers = 10;  // per batch
+  std::atomic<int> steps{0};
+  std::atomic<int> woke{0};
+  std::vector<int> previous;
+  RunGuarded(
+      [&] {
+        gort::WaitGroup wg;
+        auto spawn_batch = [&] {
+          wg.Add(kWorkers + kSleepers);
+          for (int i = 0; i < kWorkers; i++) {
+            gort::Go([&] {
+              for (int s = 0; s < kSteps; s++) {
+                steps.fetch_add(1);
+                gort::Gosched();
+              }
+              wg.Done();
+            });
+          }
+          // Sleepers whose timers sit on Ps that may be destroyed below.
+          for (int i = 0; i < kSleepers; i++) {
+            gort::Go([&, i] {
+              gort::Sleep(std::chrono::microseconds(200 * (i + 1)));
+              woke.fetch_add(1);
+              wg.Done();
+            });
+          }
+        };
+        spawn_batch();
+        previous.push_back(gort::GOMAXPROCS(4));
+        spawn_batch();
+        previous.push_back(gort::GOMAXPROCS(1));
+        spawn_batch();
+        previous.push_back(gort::GOMAXPROCS(3));
+        spawn_batch();
+        previous.push_back(gort::GOMAXPROCS(2));
+        wg.Wait();
+        previous.push_back(gort::GOMAXPROCS(0));
+      },
+      Procs(2));
+  EXPECT_EQ(previous, (std::vector<int>{2, 4, 1, 3, 2}));
+  EXPECT_EQ(steps.load(), 4 * kWorkers * kSteps);
+  EXPECT_EQ(woke.load(), 4 * kSleepers);
+}
+
+// A goroutine that starts its successor and exits, until told to stop (a
+// chain of short-lived goroutines, always one alive). If nobody stops it
+// before `deadline` it stops itself and sets *timed_out, so a scheduler
+// that lets the chain starve everyone else fails instead of hanging.
+struct SpawnChain {
+  std::atomic<bool>* stop;
+  std::atomic<bool>* timed_out;
+  std::atomic<int>* links;
+  gort::WaitGroup* done;
+  std::int64_t deadline;
+  void operator()() const {
+    links->fetch_add(1);
+    if (!stop->load() && gort::Nanotime() > deadline) timed_out->store(true);
+    if (stop->load() || timed_out->load()) {
+      done->Done();
+      return;
+    }
+    gort::Go(*this);
+  }
+};
+
+TEST(GomaxprocsTest, ConcurrentChangesWhileGoroutinesRunAndSpawn) {
+  constexpr int kChangers = 2;
+  constexpr int kChanges = 100;
+  constexpr int kWorkers = 6;
+  constexpr int kSteps = 500;
+  std::atomic<int> steps{0};
+  std::atomic<int> links{0};
+  std::atomic<bool> chain_timed_out{false};
+  int final_procs = 0;
+  RunGuarded(
+      [&] {
+        std::atomic<bool> stop{false};
+        gort::WaitGroup changers, workers, chain;
+        chain.Add(1);
+        gort::Go(SpawnChain{&stop, &chain_timed_out, &links, &chain,
+                            DeadlineFromNow()});
+        workers.Add(kWorkers);
+        for (int i = 0; i < kWorkers; i++) {
+          gort::Go([&] {
+            for (int s = 0; s < kSteps; s++) {
+              steps.fetch_add(1);
+              gort::Gosched();
+            }
+            workers.Done();
+          });
+        }
+        changers.Add(kChangers);
+        for (int c = 0; c < kChangers; c++) {
+          gort::Go([&, c] {
+            for (int i = 0; i < kChanges; i++) {
+              int n = 1 + (i + c) % 4;
+              int before = gort::GOMAXPROCS(n);
+              EXPECT_GE(before, 1);
+              EXPECT_LE(before, 4);
+            }
+            changers.Done();
+          });
+        }
+        changers.Wait();
+        workers.Wait();
+        stop.store(true);
+        chain.Wait();
+        final_procs = gort::GOMAXPROCS(0);
+      },
+      Procs(2));
+  EXPECT_FALSE(chain_timed_out.load())
+      << "the spawn chain starved the other goroutines";
+  EXPECT_EQ(steps.load(), kWorkers * kSteps);
+  EXPECT_GT(links.load(), 0);
+  EXPECT_GE(final_procs, 1);
+  EXPECT_LE(final_procs, 4);
+}
+
+// ---------------------------------------------------------------------------
+// $GOMAXPROCS
+
+TEST(GomaxprocsEnvTest, ValidValueIsUsed) {
+  ScopedEnv env("GOMAXPROCS", "3");
+  int procs = 0;
+  RunGuarded([&] { procs = gort::GOMAXPROCS(0); });
+  EXPECT_EQ(procs, 3);
+}
+
+TEST(GomaxprocsEnvTest, OptionsOverrideEnv) {
+  ScopedEnv env("GOMAXPROCS", "3");
+  int procs = 0;
+  RunGuarded([&] { procs = gort::GOMAXPROCS(0); }, Procs(2));
+  EXPECT_EQ(procs, 2);
+}
+
+TEST(GomaxprocsEnvTest, UnsetOrEmptyMeansCpuCount) {
+  for (const char* value : {static_cast<const char*>(nullptr), ""}) {
+    ScopedEnv env("GOMAXPROCS", value);
+    int procs = 0;
+    RunGuarded([&] { procs = gort::GOMAXPROCS(0); });
+    EXPECT_EQ(procs, DefaultProcs())
+        << "GOMAXPROCS=" << (value == nullptr ? "(unset)" : value);
+  }
+}
+
+TEST(GomaxprocsEnvTest, ReadAtEachRun) {
+  for (const char* value : {"2", "3", "1"}) {
+    ScopedEnv env("GOMAXPROCS", value);
+    int procs = 0;
+    RunGuarded([&] { procs = gort::GOMAXPROCS(0); });
+    EXPECT_EQ(procs, std::atoi(value));
+  }
+}
+
+TEST(GomaxprocsEnvTest, MaximumIsAccepted) {
+  ScopedEnv env("GOMAXPROCS", "256");
+  int procs = 0;
+  RunGuarded([&] { procs = gort::GOMAXPROCS(0); });
+  EXPECT_EQ(procs, 256);
+}
+
+// For death-test children: runs with $GOMAXPROCS = value and exits 0 if
+// GOMAXPROCS(0) was want, else 1.
+[[noreturn]] void RunWithEnvAndExit(const char* value, int want) {
+  setenv("GOMAXPROCS", value, 1);
+  int got = 0;
+  RunGuarded([&] { got = gort::GOMAXPROCS(0); });
+  if (got != want) {
+    std::fprintf(stderr, "test: GOMAXPROCS(0) = %d, want %d\n", got, want);
+    std::_Exit(1);
+  }
+  std::_Exit(0);
+}
+
+using GomaxprocsEnvDeathTest = ThreadsafeDeathTest;
+
+TEST_F(GomaxprocsEnvDeathTest, InvalidValueWarnsAndUsesCpuCount) {
+  for (const char* value : {"abc", "-1", "0", "4x"}) {
+    EXPECT_EXIT(RunWithEnvAndExit(value, DefaultProcs()),
+                ::testing::ExitedWithCode(0), "GOMAXPROCS")
+        << "GOMAXPROCS=" << value;
+  }
+}
+
+TEST_F(GomaxprocsEnvDeathTest, TooLargeValueWarnsAndIsCapped) {
+  EXPECT_EXIT(RunWithEnvAndExit("1000", 256), ::testing::ExitedWithCode(0),
+              "GOMAXPROCS");
+}
+
+// ---------------------------------------------------------------------------
+// Goroutines and NumGoroutine
+
+TEST(GoroutineTest, HundredThousandGoroutinesRunToCompletion) {
+  // 100 spawners x 10 batches x 100 goroutines; each spawner waits for its
+  // batch, so at most ~10 000 exist at once and dead Gs are reused.
+  constexpr int kSpawners = 100;
+  constexpr int kBatches = 10;
+  constexpr int kBatch = 100;
+  constexpr int kTotal = kSpawners * kBatches * kBatch;
+  std::atomic<int> ran{0};
+  int left_over = -1;
+  RunGuarded(
+      [&] {
+        gort::WaitGroup all;
+        all.Add(kSpawners);
+        for (int s = 0; s < kSpawners; s++) {
+          gort::Go([&] {
+            for (int b = 0; b < kBatches; b++) {
+              gort::WaitGroup batch;
+              batch.Add(kBatch);
+              for (int i = 0; i < kBatch; i++) {
+                gort::Go([&] {
+                  ran.fetch_add(1, std::memory_order_relaxed);
+                  batch.Done();
+                });
+              }
+              batch.Wait();
+            }
+            all.Done();
+          });
+        }
+        all.Wait();
+        // The spawners are past Done but may not have exited yet.
+        const std::int64_t deadline = DeadlineFromNow();
+        while (gort::NumGoroutine() > 1 && gort::Nanotime() < deadline) {
+          gort::Gosched();
+        }
+        left_over = gort::NumGoroutine();
+      },
+      Procs(2));
+  EXPECT_EQ(ran.load(), kTotal);
+  EXPECT_EQ(left_over, 1);
+}
+
+class HundredThousandTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(HundredThousandTest, SpawnedByMainAllRun) {
+  constexpr int kTotal = 100'000;
+  std::atomic<int> ran{0};
+  int left_over = -1;
+  RunGuarded(
+      [&] {
+        gort::WaitGroup wg;
+        wg.Add(kTotal);
+        for (int i = 0; i < kTotal; i++) {
+          gort::Go([&] {
+            ran.fetch_add(1, std::memory_order_relaxed);
+            wg.Done();
+          });
+        }
+        wg.Wait();
+        const std::int64_t deadline = DeadlineFromNow();
+        while (gort::NumGoroutine() > 1 && gort::Nanotime() < deadline) {
+          gort::Gosched();
+        }
+        left_over = gort::NumGoroutine();
+      },
+      Procs(GetParam()));
+  EXPECT_EQ(ran.load(), kTotal);
+  EXPECT_EQ(left_over, 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Maxprocs, HundredThousandTest,
+                         ::testing::Values(1, 2));
+
+TEST(GoroutineTest, TenThousandAliveAtOnce) {
+  constexpr int kN = 10'000;
+  std::atomic<int> started{0};
+  std::atomic<int> ran{0};
+  int started_seen = 0;
+  int alive = 0;
+  int left_over = -1;
+  RunGuarded(
+      [&] {
+        gort::WaitGroup gate, done;
+        gate.Add(1);
+        done.Add(kN);
+        for (int i = 0; i < kN; i++) {
+          gort::Go([&] {
+            started.fetch_add(1, std::memory_order_relaxed);
+            gate.Wait();
+            ran.fetch_add(1, std::memory_order_relaxed);
+            done.Done();
+          });
+        }
+        // Every one of them starts (so has a stack) and parks on the gate.
+        const std::int64_t deadline = DeadlineFromNow();
+        while (started.load() < kN && gort::Nanotime() < deadline) {
+          gort::Sleep(100us);
+        }
+        started_seen = started.load();
+        alive = gort::NumGoroutine();
+        EXPECT_EQ(ran.load(), 0);
+        gate.Done();
+        done.Wait();
+        while (gort::NumGoroutine() > 1 && gort::Nanotime() < deadline) {
+          gort::Gosched();
+        }
+        left_over = gort::NumGoroutine();
+      },
+      Procs(2));
+  EXPECT_EQ(started_seen, kN);
+  EXPECT_EQ(alive, kN + 1);
+  EXPECT_EQ(ran.load(), kN);
+  EXPECT_EQ(left_over, 1);
+}
+
+class NumGoroutineTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(NumGoroutineTest, CountsFromGoUntilExit) {
+  constexpr int kN = 10;
+  std::vector<int> counts;
+  int stats_goroutines = 0;
+  int after_release = -1;
+  RunGuarded(
+      [&] {
+        counts.push_back(gort::NumGoroutine());
+        gort::WaitGroup gate, done;
+        gate.Add(1);
+        done.Add(kN);
+        for (int i = 0; i < kN; i++) {
+          gort::Go([&] {
+            gate.Wait();
+            done.Done();
+          });
+          // Counted as soon as Go returns, whether or not it has started.
+          counts.push_back(gort::NumGoroutine());
+        }
+        stats_goroutines = gort::ReadStats().goroutines;
+        gate.Done();
+        done.Wait();
+        const std::int64_t deadline = DeadlineFromNow();
+        while (gort::NumGoroutine() > 1 && gort::Nanotime() < deadline) {
+          gort::Gosched();
+        }
+        after_release = gort::NumGoroutine();
+      },
+      Procs(GetParam()));
+  std::vector<int> want;
+  for (int i = 0; i <= kN; i++) want.push_back(1 + i);
+  EXPECT_EQ(counts, want);
+  EXPECT_EQ(stats_goroutines, kN + 1);
+  EXPECT_EQ(after_release, 1);
+}
+
+TEST(NumGoroutineExitTest, FinishedGoroutineIsNoLongerCounted) {
+  int before = 0;
+  int after = -1;
+  RunGuarded(
+      [&] {
+        std::atomic<bool> ran{false};
+        gort::Go([&] { ran.store(true); });
+        before = gort::NumGoroutine();
+        const std::int64_t deadline = DeadlineFromNow();
+        while ((!ran.load() || gort::NumGoroutine() > 1) &&
+               gort::Nanotime() < deadline) {
+          gort::Gosched();
+        }
+        after = gort::NumGoroutine();
+      },
+      Procs(1));  // So the goroutine cannot finish before it is counted.
+  EXPECT_EQ(before, 2);
+  EXPECT_EQ(after, 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Maxprocs, NumGoroutineTest, ::testing::Values(1, 2));
+
+// ---------------------------------------------------------------------------
+// Gosched and parallelism
+
+TEST(GoschedTest, TwoGoroutinesAlternateAtMaxprocs1) {
+  constexpr int kRounds = 1000;
+  // Yields a goroutine may spend waiting for its turn; a working Gosched
+  // needs one or two, a Gosched that does not yield never gets there.
+  constexpr int kMaxYields = 100'000;
+  std::atomic<int> turn{0};
+  std::atomic<bool> stuck{false};
+  int rounds[2] = {0, 0};
+  RunGuarded(
+      [&] {
+        gort::WaitGroup wg;
+        wg.Add(2);
+        for (int me = 0; me < 2; me++) {
+          gort::Go([&, me] {
+            for (int r = 0; r < kRounds && !stuck.load(); r++) {
+              for (int yields = 0; turn.load() != me && !stuck.load();) {
+                if (++yields > kMaxYields) {
+                  stuck.store(true);
+                  break;
+                }
+                gort::Gosched();
+              }
+              if (stuck.load()) break;
+              rounds[me]++;
+              turn.store(1 - me);
+            }
+            wg.Done();
+          });
+        }
+        wg.Wait();
+      },
+      Procs(1));
+  EXPECT_FALSE(stuck.load()) << "a goroutine waited " << kMaxYields
+                             << " Gosched calls for the other one to run";
+  EXPECT_EQ(rounds[0], kRounds);
+  EXPECT_EQ(rounds[1], kRounds);
+}
+
+TEST(GoschedTest, YieldingGoroutinesMakeProgressTogether) {
+  // Main yields until a goroutine that also only yields has run a few
+  // times, then stops it; at GOMAXPROCS 1 each needs the other's Gosched.
+  constexpr int kMaxYields = 1'000'000;
+  std::atomic<bool> stop{false};
+  std::atomic<int> yields{0};
+  int main_yields = 0;
+  RunGuarded(
+      [&] {
+        gort::WaitGroup wg;
+        wg.Add(1);
+        gort::Go([&] {
+          while (!stop.load() && yields.load() < kMaxYields) {
+            yields.fetch_add(1);
+            gort::Gosched();
+          }
+          wg.Done();
+        });
+        while (yields.load() < 10 && main_yields < kMaxYields) {
+          main_yields++;
+          gort::Gosched();
+        }
+        stop.store(true);
+        wg.Wait();
+      },
+      Procs(1));
+  EXPECT_LT(main_yields, kMaxYields) << "the goroutine never ran";
+  EXPECT_GE(yields.load(), 10);
+  EXPECT_LT(yields.load(), kMaxYields) << "main never ran";
+}
+
+TEST(GoschedTest, AloneReturnsAtOnce) {
+  int calls = 0;
+  RunGuarded(
+      [&] {
+        for (int i = 0; i < 1000; i++) {
+          gort::Gosched();
+          calls++;
+        }
+      },
+      Procs(1));
+  EXPECT_EQ(calls, 1000);
+}
+
+// At GOMAXPROCS 1 a chain of goroutines, each starting the next and
+// exiting, keeps the P busy forever; the scheduler must still run the
+// others (sysmon ends the chain's time slice). The one kept waiting sits in
+// the global run queue (main, after Gosched) or in the P's local one (a
+// goroutine started just before the chain).
+TEST(FairnessTest, SpawnChainDoesNotStarveGlobalRunQueue) {
+  std::atomic<bool> timed_out{false};
+  std::atomic<int> links{0};
+  RunGuarded(
+      [&] {
+        std::atomic<bool> stop{false};
+        gort::WaitGroup chain;
+        chain.Add(1);
+        gort::Go(
+            SpawnChain{&stop, &timed_out, &links, &chain, DeadlineFromNow()});
+        gort::Gosched();
+        stop.store(true);
+        chain.Wait();
+      },
+      Procs(1));
+  EXPECT_FALSE(timed_out.load())
+      << "main did not run again while a spawn chain ran (" << links.load()
+      << " links)";
+}
+
+TEST(FairnessTest, SpawnChainDoesNotStarveLocalRunQueue) {
+  std::atomic<bool> timed_out{false};
+  std::atomic<int> links{0};
+  bool other_ran = false;
+  RunGuarded(
+      [&] {
+        std::atomic<bool> stop{false};
+        gort::WaitGroup chain, other;
+        chain.Add(1);
+        other.Add(1);
+        gort::Go([&] {
+          other_ran = true;
+          other.Done();
+        });
+        gort::Go(
+            SpawnChain{&stop, &timed_out, &links, &chain, DeadlineFromNow()});
+        other.Wait();
+        stop.store(true);
+        chain.Wait();
+      },
+      Procs(1));
+  EXPECT_TRUE(other_ran);
+  EXPECT_FALSE(timed_out.load())
+      << "a runnable goroutine did not run while a spawn chain ran ("
+      << links.load() << " links)";
+}
+
+TEST(FairnessTest, ChannelPingPongDoesNotStarveOthers) {
+  // Two goroutines hand a value back and forth; each wakes the other into
+  // the P's run-next slot, which inherits the time slice.
+  std::atomic<bool> timed_out{false};
+  RunGuarded(
+      [&] {
+        std::atomic<bool> stop{false};
+        auto ping = gort::MakeChan<int>();
+        auto pong = gort::MakeChan<int>();
+        gort::WaitGroup players;
+        players.Add(2);
+        const std::int64_t deadline = DeadlineFromNow();
+        gort::Go([&] {
+          while (!stop.load()) {
+            if (gort::Nanotime() > deadline) {
+              timed_out.store(true);
+              break;
+            }
+            ping.Send(1);
+            pong.Recv();
+          }
+          ping.Send(0);
+          players.Done();
+        });
+        gort::Go([&] {
+          while (ping.Recv() != 0) pong.Send(1);
+          players.Done();
+        });
+        gort::Gosched();
+        stop.store(true);
+        players.Wait();
+      },
+      Procs(1));
+  EXPECT_FALSE(timed_out.load())
+      << "main did not run again while two goroutines played ping-pong";
+}
+
+// Starts n goroutines at GOMAXPROCS n that each wait, without ever yielding,
+// until all n are running: only true parallelism lets them finish.
+void ExpectParallel(int n) {
+  constexpr int kRounds = 3;
+  std::atomic<int> timed_out{0};
+  std::atomic<int> finished{0};
+  RunGuarded(
+      [&] {
+        for (int round = 0; round < kRounds && timed_out.load() == 0; round++) {
+          std::atomic<int> arrived{0};
+          gort::WaitGroup wg;
+          wg.Add(n);
+          const auto deadline = std::chrono::steady_clock::now() + kDeadline;
+          for (int i = 0; i < n; i++) {
+            gort::Go([&] {
+              arrived.fetch_add(1);
+              while (arrived.load() < n) {
+                if (std::chrono::steady_clock::now() > deadline) {
+                  timed_out.fetch_add(1);
+                  break;
+                }
+              }
+              finished.fetch_add(1);
+              wg.Done();
+            });
+          }
+          wg.Wait();
+        }
+      },
+      Procs(n));
+  EXPECT_EQ(timed_out.load(), 0)
+      << "goroutines at GOMAXPROCS " << n << " did not all run at once";
+  EXPECT_EQ(finished.load() % n, 0);
+}
+
+TEST(ParallelismTest, TwoGoroutinesRunAtOnceAtMaxprocs2) { ExpectParallel(2); }
+
+TEST(ParallelismTest, FourGoroutinesRunAtOnceAtMaxprocs4) { ExpectParallel(4); }
+
+TEST(StealTest, IdlePStealsFromBusyP) {
+  constexpr int kWorkers = 64;
+  gort::Stats stats;
+  std::atomic<int> ran{0};
+  RunGuarded(
+      [&] {
+        const std::int64_t deadline = DeadlineFromNow();
+        do {
+          // One goroutine fills its own P's run queue with CPU-bound work;
+          // the other P has nothing unless it steals.
+          gort::WaitGroup round;
+          round.Add(1);
+          gort::Go([&] {
+            gort::WaitGroup workers;
+            workers.Add(kWorkers);
+            for (int i = 0; i < kWorkers; i++) {
+              gort::Go([&] {
+                SpinFor(100us);
+                ran.fetch_add(1);
+                workers.Done();
+              });
+            }
+            workers.Wait();
+            round.Done();
+          });
+          round.Wait();
+        } while (gort::ReadStats().steals == 0 && gort::Nanotime() < deadline);
+        stats = gort::ReadStats();
+      },
+      Procs(2));
+  EXPECT_GT(stats.steals, 0);
+  EXPECT_GE(stats.stolen, stats.steals);
+  EXPECT_EQ(ran.load() % kWorkers, 0);
+  EXPECT_GT(ran.load(), 0);
+}
+
+// ---------------------------------------------------------------------------
+// Syscalls
+
+struct SyscallError : std::runtime_error {
+  explicit SyscallError(const std::string& what, int code)
+      : std::runtime_error(what), code(code) {}
+  int code;
+};
+
+struct NoDefault {
+  explicit NoDefault(int v) : value(v) {}
+  int value;
+};
+
+TEST(SyscallTest, ReturnsTheFunctionsValue) {
+  RunGuarded(
+      [&] {
+        EXPECT_EQ(gort::Syscall([] { return 42; }), 42);
+        EXPECT_EQ(gort::BlockingSyscall([] { return std::string("hello"); }),
+                  "hello");
+        EXPECT_EQ(gort::Syscall([] { return getpid(); }), getpid());
+        std::unique_ptr<int> p =
+            gort::Syscall([] { return std::make_unique<int>(5); });
+        ASSERT_NE(p, nullptr);
+        EXPECT_EQ(*p, 5);
+        EXPECT_EQ(gort::BlockingSyscall([] { return NoDefault(9); }).value, 9);
+        int side = 0;
+        gort::Syscall([&] { side = 1; });
+        EXPECT_EQ(side, 1);
+        gort::BlockingSyscall([&] { side = 2; });
+        EXPECT_EQ(side, 2);
+        // And from goroutines other than main.
+        std::atomic<int> sum{0};
+        gort::WaitGroup wg;
+        wg.Add(8);
+        for (int i = 0; i < 8; i++) {
+          gort::Go([&, i] {
+            sum.fetch_add(i % 2 == 0
+                              ? gort::Syscall([i] { return i; })
+                              : gort::BlockingSyscall([i] { return i; }));
+            wg.Done();
+          });
+        }
+        wg.Wait();
+        EXPECT_EQ(sum.load(), 0 + 1 + 2 + 3 + 4 + 5 + 6 + 7);
+      },
+      Procs(2));
+}
+
+TEST(SyscallTest, PropagatesExceptionsAndGoroutineKeepsWorking) {
+  std::atomic<int> caught{0};
+  std::atomic<bool> finished{false};
+  RunGuarded(
+      [&] {
+        gort::WaitGroup wg;
+        wg.Add(1);
+        gort::Go([&] {
+          try {
+            gort::Syscall(
+                []() -> int { throw SyscallError("read failed", 5); });
+            ADD_FAILURE() << "Syscall did not throw";
+          } catch (const SyscallError& e) {
+            EXPECT_STREQ(e.what(), "read failed");
+            EXPECT_EQ(e.code, 5);
+            caught.fetch_add(1);
+          }
+          try {
+            gort::BlockingSyscall(
+                [] { throw SyscallError("write failed", 6); });
+            ADD_FAILURE() << "BlockingSyscall did not throw";
+          } catch (const SyscallError& e) {
+            EXPECT_STREQ(e.what(), "write failed");
+            EXPECT_EQ(e.code, 6);
+            caught.fetch_add(1);
+          }
+          EXPECT_THROW(gort::Syscall([] { throw 17; }), int);
+          // The goroutine is still a working goroutine.
+          gort::Gosched();
+          gort::Sleep(1ms);
+          EXPECT_EQ(gort::Syscall([] { return 3; }), 3);
+          gort::WaitGroup inner;
+          inner.Add(1);
+          gort::Go([&] { inner.Done(); });
+          inner.Wait();
+          finished.store(true);
+          wg.Done();
+        });
+        wg.Wait();
+      },
+      Procs(2));
+  EXPECT_EQ(caught.load(), 2);
+  EXPECT_TRUE(finished.load());
+}
+
+// At GOMAXPROCS 1, goroutine A blocks in a syscall (poll on an eventfd,
+// timing out after kSyscallTimeoutMs); main can only run again if A's P is
+// taken from it (by sysmon for Syscall, at once for BlockingSyscall). Main
+// then signals the eventfd, which releases A.
+struct BlockedSyscallResult {
+  bool main_ran_during_syscall = false;
+  bool released_by_signal = false;
+  bool exception_caught = false;
+  bool worked_after = false;
+  gort::Stats stats;
+};
+
+BlockedSyscallResult RunBlockedSyscall(bool blocking, bool throw_after) {
+  EventFd efd;
+  EXPECT_TRUE(efd.ok());
+  BlockedSyscallResult result;
+  std::atomic<bool> entered{false};
+  std::atomic<bool> in_syscall{false};
+  RunGuarded(
+      [&] {
+        gort::WaitGroup wg;
+        wg.Add(1);
+        gort::Go([&] {
+          auto call = [&] {
+            bool signalled = efd.WaitFor(kSyscallTimeoutMs);
+            in_syscall.store(false);
+            if (throw_after) throw SyscallError("after blocking", 1);
+            return signalled;
+          };
+          entered.store(true);
+          in_syscall.store(true);
+          try {
+            result.released_by_signal =
+                blocking ? gort::BlockingSyscall(call) : gort::Syscall(call);
+          } catch (const SyscallError&) {
+            result.exception_caught = true;
+          }
+          in_syscall.store(false);
+          gort::Gosched();
+          // Of the same kind: a Syscall here could itself be retaken.
+          auto one = [] { return 1; };
+          result.worked_after =
+              (blocking ? gort::BlockingSyscall(one) : gort::Syscall(one)) == 1;
+          wg.Done();
+        });
+        const std::int64_t deadline = DeadlineFromNow();
+        while (!entered.load() && gort::Nanotime() < deadline) {
+          gort::Gosched();
+        }
+        result.main_ran_during_syscall = in_syscall.load();
+        efd.Signal();
+        wg.Wait();
+        result.stats = gort::ReadStats();
+      },
+      Procs(1));
+  return result;
+}
+
+TEST(SyscallTest, SysmonRetakesPFromGoroutineBlockedInSyscall) {
+  BlockedSyscallResult r = RunBlockedSyscall(/*blocking=*/false, false);
+  EXPECT_TRUE(r.main_ran_during_syscall)
+      << "main did not run while the other goroutine was in a syscall";
+  EXPECT_TRUE(r.released_by_signal);
+  EXPECT_TRUE(r.worked_after);
+  EXPECT_GT(r.stats.handoffs, 0);
+  EXPECT_GE(r.stats.threads, 2);
+}
+
+TEST(SyscallTest, BlockingSyscallHandsOffPAtOnce) {
+  BlockedSyscallResult r = RunBlockedSyscall(/*blocking=*/true, false);
+  EXPECT_TRUE(r.main_ran_during_syscall)
+      << "main did not run while the other goroutine was in a syscall";
+  EXPECT_TRUE(r.released_by_signal);
+  EXPECT_TRUE(r.worked_after);
+  // The P was handed off by entersyscallblock, not retaken by sysmon.
+  EXPECT_EQ(r.stats.handoffs, 0);
+  EXPECT_GE(r.stats.threads, 2);
+}
+
+TEST(SyscallTest, ExceptionAfterHandoffPropagates) {
+  for (bool blocking : {false, true}) {
+    BlockedSyscallResult r = RunBlockedSyscall(blocking, /*throw_after=*/true);
+    EXPECT_TRUE(r.main_ran_during_syscall) << "blocking=" << blocking;
+    EXPECT_TRUE(r.exception_caught) << "blocking=" << blocking;
+    EXPECT_TRUE(r.worked_after) << "blocking=" << blocking;
+  }
+}
+
+// kN goroutines block in syscalls at once at GOMAXPROCS 1.
+void ExpectManyBlockedSyscalls(bool blocking) {
+  constexpr int kN = 6;
+  std::vector<std::unique_ptr<EventFd>> fds;
+  for (int i = 0; i < kN; i++) {
+    fds.push_back(std::make_unique<EventFd>());
+    ASSERT_TRUE(fds.back()->ok());
+  }
+  std::atomic<int> entered{0};
+  std::atomic<int> signalled{0};
+  int entered_seen = 0;
+  gort::Stats stats;
+  RunGuarded(
+      [&] {
+        gort::WaitGroup wg;
+        wg.Add(kN);
+        for (int i = 0; i < kN; i++) {
+          gort::Go([&, i] {
+            entered.fetch_add(1);
+            auto call = [&] { return fds[i]->WaitFor(kSyscallTimeoutMs); };
+            if (blocking ? gort::BlockingSyscall(call) : gort::Syscall(call)) {
+              signalled.fetch_add(1);
+            }
+            wg.Done();
+          });
+        }
+        const std::int64_t deadline = DeadlineFromNow();
+        while (entered.load() < kN && gort::Nanotime() < deadline) {
+          gort::Gosched();
+        }
+        entered_seen = entered.load();
+        for (auto& fd : fds) fd->Signal();
+        wg.Wait();
+        stats = gort::ReadStats();
+      },
+      Procs(1));
+  EXPECT_EQ(entered_seen, kN);
+  EXPECT_EQ(signalled.load(), kN);
+  // Each blocked goroutine holds a thread, and one more runs main.
+  EXPECT_GE(stats.threads, kN + 1);
+  if (!blocking) {
+    EXPECT_GE(stats.handoffs, kN);
+  }
+}
+
+TEST(SyscallTest, ManyGoroutinesBlockedInSyscall) {
+  ExpectManyBlockedSyscalls(/*blocking=*/false);
+}
+
+TEST(SyscallTest, ManyGoroutinesBlockedInBlockingSyscall) {
+  ExpectManyBlockedSyscalls(/*blocking=*/true);
+}
+
+// GOMAXPROCS stops the world; a P whose goroutine is blocked in a syscall
+// must not hold that up, and the goroutine must find a P on its way out
+// even if its own was destroyed meanwhile.
+TEST(SyscallTest, GomaxprocsChangesWhileGoroutineBlockedInSyscall) {
+  for (int target : {4, 1}) {
+    for (bool blocking : {false, true}) {
+      EventFd efd;
+      ASSERT_TRUE(efd.ok());
+      std::atomic<bool> entered{false};
+      bool signalled = false;
+      bool worked_after = false;
+      int previous = 0;
+      RunGuarded(
+          [&] {
+            gort::WaitGroup wg;
+            wg.Add(1);
+            gort::Go([&] {
+              auto call = [&] { return efd.WaitFor(kSyscallTimeoutMs); };
+              entered.store(true);
+              signalled =
+                  blocking ? gort::BlockingSyscall(call) : gort::Syscall(call);
+              gort::Gosched();
+              worked_after = gort::Syscall([] { return 1; }) == 1;
+              wg.Done();
+            });
+            const std::int64_t deadline = DeadlineFromNow();
+            while (!entered.load() && gort::Nanotime() < deadline) {
+              gort::Gosched();
+            }
+            // Had this waited for the syscall, the poll would time out and
+            // report no signal.
+            previous = gort::GOMAXPROCS(target);
+            efd.Signal();
+            wg.Wait();
+          },
+          Procs(2));
+      EXPECT_EQ(previous, 2);
+      EXPECT_TRUE(signalled) << "GOMAXPROCS(" << target << ") waited for a "
+                             << (blocking ? "BlockingSyscall" : "Syscall");
+      EXPECT_TRUE(worked_after);
+    }
+  }
+}
+
+// Run returns when main does, even while a goroutine is still blocked in a
+// syscall; that goroutine's thread is abandoned, and the next Run works.
+TEST(SyscallTest, RunReturnsWhileGoroutineBlockedInSyscall) {
+  for (bool blocking : {false, true}) {
+    // The abandoned thread uses these after Run returns: never freed.
+    static auto* fds = new std::vector<std::unique_ptr<EventFd>>;
+    static auto* results = new std::vector<std::unique_ptr<std::atomic<int>>>;
+    fds->push_back(std::make_unique<EventFd>());
+    results->push_back(std::make_unique<std::atomic<int>>(-1));
+    EventFd* efd = fds->back().get();
+    std::atomic<int>* result = results->back().get();
+    ASSERT_TRUE(efd->ok());
+    RunGuarded(
+        [&] {
+          std::atomic<bool> entered{false};
+          gort::Go([&entered, efd, result, blocking] {
+            auto call = [efd, result] {
+              // 1 if signalled, which happens only after Run has returned.
+              result->store(efd->WaitFor(kSyscallTimeoutMs) ? 1 : 0);
+              return 0;
+            };
+            entered.store(true);
+            if (blocking) {
+              gort::BlockingSyscall(call);
+            } else {
+              gort::Syscall(call);
+            }
+          });
+          const std::int64_t deadline = DeadlineFromNow();
+          while (!entered.load() && gort::Nanotime() < deadline) {
+            gort::Gosched();
+          }
+          EXPECT_TRUE(entered.load());
+        },
+        Procs(1));
+    efd->Signal();
+    // The abandoned syscall now returns (and its thread parks for good).
+    const auto deadline = std::chrono::steady_clock::now() + kDeadline;
+    while (result->load() < 0 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::yield();
+    }
+    EXPECT_EQ(result->load(), 1) << "Run waited for a goroutine blocked in a "
+                                 << (blocking ? "BlockingSyscall" : "Syscall");
+    // The next Run starts without the abandoned goroutine, and works.
+    int goroutines_at_start = 0;
+    int ran_after = 0;
+    RunGuarded(
+        [&] {
+          goroutines_at_start = gort::NumGoroutine();
+          std::atomic<int> ran{0};
+          gort::WaitGroup wg;
+          wg.Add(4);
+          for (int i = 0; i < 4; i++) {
+            gort::Go([&] {
+              gort::Syscall([] { return 0; });
+              ran.fetch_add(1);
+              wg.Done();
+            });
+          }
+          wg.Wait();
+          ran_after = ran.load();
+        },
+        Procs(2));
+    EXPECT_EQ(goroutines_at_start, 1);
+    EXPECT_EQ(ran_after, 4);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Sleep
+
+TEST(SleepTest, SleepsAtLeastTheDuration) {
+  std::vector<std::int64_t> elapsed;
+  const std::vector<std::chrono::nanoseconds> durations = {100us, 1ms, 5ms,
+                                                           20ms};
+  RunGuarded(
+      [&] {
+        for (auto d : durations) {
+          std::int64_t start = gort::Nanotime();
+          gort::Sleep(d);
+          elapsed.push_back(gort::Nanotime() - start);
+        }
+      },
+      Procs(1));
+  ASSERT_EQ(elapsed.size(), durations.size());
+  for (std::size_t i = 0; i < durations.size(); i++) {
+    EXPECT_GE(elapsed[i], durations[i].count());
+  }
+}
+
+TEST(SleepTest, ZeroOrNegativeReturns) {
+  int calls = 0;
+  RunGuarded(
+      [&] {
+        gort::Sleep(0ns);
+        calls++;
+        gort::Sleep(-5ms);
+        calls++;
+      },
+      Procs(1));
+  EXPECT_EQ(calls, 2);
+}
+
+class ManySleepersTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(ManySleepersTest, AllWakeAfterTheirDurations) {
+  constexpr int kN = 1000;
+  std::atomic<int> woke{0};
+  std::atomic<int> early{0};
+  RunGuarded(
+      [&] {
+        gort::WaitGroup wg;
+        wg.Add(kN);
+        for (int i = 0; i < kN; i++) {
+          gort::Go([&, i] {
+            const auto d = std::chrono::microseconds(500 * (i % 20 + 1));
+            std::int64_t start = gort::Nanotime();
+            gort::Sleep(d);
+            if (gort::Nanotime() - start <
+                std::chrono::nanoseconds(d).count()) {
+              early.fetch_add(1);
+            }
+            woke.fetch_add(1);
+            wg.Done();
+          });
+        }
+        // Only sleepers exist while main waits: not a deadlock.
+        wg.Wait();
+      },
+      Procs(GetParam()));
+  EXPECT_EQ(woke.load(), kN);
+  EXPECT_EQ(early.load(), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Maxprocs, ManySleepersTest,
+                         ::testing::Values(1, 2, 4));
+
+// ---------------------------------------------------------------------------
+// Preemption requests
+
+TEST(PreemptTest, SysmonFlagsLongRunningGoroutine) {
+  std::int64_t before = 0;
+  std::int64_t after = 0;
+  RunGuarded(
+      [&] {
+        before = gort::ReadStats().preempt_requests;
+        gort::WaitGroup wg;
+        wg.Add(1);
+        gort::Go([&] {
+          // Runs on the CPU for at least 50 ms without a yield point, and
+          // on until sysmon has flagged it (or kDeadline passes).
+          const auto start = std::chrono::steady_clock::now();
+          for (;;) {
+            SpinFor(1ms);
+            const auto ran = std::chrono::steady_clock::now() - start;
+            if (ran > kDeadline) break;
+            if (ran >= 50ms && gort::ReadStats().preempt_requests > before) {
+              break;
+            }
+          }
+          after = gort::ReadStats().preempt_requests;
+          gort::Gosched();
+          wg.Done();
+        });
+        wg.Wait();
+      },
+      Procs(1));
+  EXPECT_GT(after, before);
+}
+
+TEST(PreemptTest, FlaggedGoroutineYieldsAtSyscall) {
+  // At GOMAXPROCS 1 main hogs the P until sysmon flags it; the flag is
+  // honoured on the way out of the next syscall, so the waiting goroutine
+  // runs before main goes on.
+  bool flagged = false;
+  bool other_ran_before_syscall = true;
+  bool other_ran_after_syscall = false;
+  RunGuarded(
+      [&] {
+        std::atomic<bool> other_ran{false};
+        const std::int64_t before = gort::ReadStats().preempt_requests;
+        gort::Go([&] { other_ran.store(true); });
+        const auto deadline = std::chrono::steady_clock::now() + kDeadline;
+        while (gort::ReadStats().preempt_requests == before &&
+               std::chrono::steady_clock::now() < deadline) {
+          SpinFor(1ms);
+        }
+        flagged = gort::ReadStats().preempt_requests > before;
+        other_ran_before_syscall = other_ran.load();
+        gort::Syscall([] { return 0; });
+        other_ran_after_syscall = other_ran.load();
+      },
+      Procs(1));
+  ASSERT_TRUE(flagged);
+  EXPECT_FALSE(other_ran_before_syscall);
+  EXPECT_TRUE(other_ran_after_syscall);
+}
+
+// ---------------------------------------------------------------------------
+// Stats, usleep modes, stacks, the clock
+
+TEST(StatsTest, DescribeTheLastRun) {
+  RunGuarded([] { gort::GOMAXPROCS(3); }, Procs(2));
+  gort::Stats stats = gort::ReadStats();
+  EXPECT_EQ(stats.gomaxprocs, 3);
+  EXPECT_GE(stats.threads, 1);
+  EXPECT_NE(stats.usleep, gort::UsleepMode::kAuto);
+}
+
+TEST(StatsTest, UsleepModeInEffect) {
+  gort::Options options = Procs(1);
+  options.usleep = gort::UsleepMode::kLowRes;
+  gort::UsleepMode inside = gort::UsleepMode::kAuto;
+  RunGuarded([&] { inside = gort::ReadStats().usleep; }, options);
+  EXPECT_EQ(inside, gort::UsleepMode::kLowRes);
+  EXPECT_EQ(gort::ReadStats().usleep, gort::UsleepMode::kLowRes);
+
+  options.usleep = gort::UsleepMode::kHighRes;
+  RunGuarded([&] { inside = gort::ReadStats().usleep; }, options);
+  // Linux has it unless something (a seccomp filter) denies timer slack.
+  if (prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0) >= 0) {
+    EXPECT_EQ(inside, gort::UsleepMode::kHighRes);
+  } else {
+    EXPECT_EQ(inside, gort::UsleepMode::kLowRes);
+  }
+
+  options.usleep = gort::UsleepMode::kAuto;
+  RunGuarded([&] { inside = gort::ReadStats().usleep; }, options);
+  EXPECT_NE(inside, gort::UsleepMode::kAuto);
+}
+
+TEST(StatsTest, DebugUsleepSleepsAtLeastTheDuration) {
+  auto start = std::chrono::steady_clock::now();
+  gort::debug::Usleep(2000);
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 2ms);
+  std::int64_t elapsed = 0;
+  RunGuarded(
+      [&] {
+        std::int64_t t0 = gort::Nanotime();
+        gort::debug::Usleep(2000);
+        elapsed = gort::Nanotime() - t0;
+      },
+      Procs(1));
+  EXPECT_GE(elapsed, 2'000'000);
+}
+
+// Writes to `bytes` of the calling goroutine's stack.
+__attribute__((noinline)) int UseStack(std::size_t bytes) {
+  volatile char* buf = static_cast<volatile char*>(alloca(bytes));
+  for (std::size_t i = 0; i < bytes; i += 256) buf[i] = static_cast<char>(i);
+  return buf[bytes / 2];
+}
+
+TEST(StackTest, StackSizeOptionGivesLargerStacks) {
+  gort::Options options = Procs(2);
+  options.stack_size = 4 << 20;
+  std::atomic<int> done{0};
+  RunGuarded(
+      [&] {
+        UseStack(2 << 20);
+        gort::WaitGroup wg;
+        wg.Add(4);
+        for (int i = 0; i < 4; i++) {
+          gort::Go([&] {
+            UseStack(2 << 20);
+            done.fetch_add(1);
+            wg.Done();
+          });
+        }
+        wg.Wait();
+      },
+      options);
+  EXPECT_EQ(done.load(), 4);
+}
+
+TEST(NanotimeTest, IsMonotonic) {
+  std::int64_t last = gort::Nanotime();
+  for (int i = 0; i < 100'000; i++) {
+    std::int64_t now = gort::Nanotime();
+    ASSERT_GE(now, last);
+    last = now;
+  }
+  std::int64_t t0 = gort::Nanotime();
+  std::this_thread::sleep_for(2ms);
+  EXPECT_GT(gort::Nanotime(), t0);
+}
+
+// ---------------------------------------------------------------------------
+// Fatal errors
+
+using DeadlockDeathTest = ThreadsafeDeathTest;
+
+TEST_F(DeadlockDeathTest, MainBlockedOnChannelReceive) {
+  for (int procs : {1, 2}) {
+    EXPECT_EXIT(RunGuarded(
+                    [] {
+                      auto c = gort::MakeChan<int>();
+                      c.Recv();
+                    },
+                    Procs(procs)),
+                ::testing::ExitedWithCode(2), kDeadlockMessage)
+        << "maxprocs " << procs;
+  }
+}
+
+TEST_F(DeadlockDeathTest, MainWaitingOnWaitGroup) {
+  EXPECT_EXIT(RunGuarded(
+                  [] {
+                    gort::WaitGroup wg;
+                    wg.Add(1);
+                    wg.Wait();
+                  },
+                  Procs(2)),
+              ::testing::ExitedWithCode(2), kDeadlockMessage);
+}
+
+TEST_F(DeadlockDeathTest, EveryGoroutineBlocked) {
+  EXPECT_EXIT(RunGuarded(
+                  [] {
+                    gort::Mutex mu;
+                    auto c = gort::MakeChan<int>();
+                    mu.Lock();
+                    for (int i = 0; i < 3; i++) {
+                      gort::Go([&] { mu.Lock(); });
+                    }
+                    gort::Go([c] {
+                      c.Send(1);
+                      c.Send(2);
+                    });
+                    c.Recv();
+                    mu.Lock();
+                  },
+                  Procs(2)),
+              ::testing::ExitedWithCode(2), kDeadlockMessage);
+}
+
+TEST_F(DeadlockDeathTest, ReportedOnceSleepersHaveFinished) {
+  EXPECT_EXIT(RunGuarded(
+                  [] {
+                    gort::Go([] { gort::Sleep(5ms); });
+                    gort::Sleep(1ms);
+                    gort::MakeChan<int>().Recv();
+                  },
+                  Procs(1)),
+              ::testing::ExitedWithCode(2), kDeadlockMessage);
+}
+
+using PanicDeathTest = ThreadsafeDeathTest;
+
+// Main sleeps up to kDeadline so that only the panic can end the process
+// with status 2 (main returning ends the death test without dying).
+void SleepUntilKilled() {
+  const std::int64_t deadline = DeadlineFromNow();
+  while (gort::Nanotime() < deadline) gort::Sleep(1ms);
+}
+
+TEST_F(PanicDeathTest, ExceptionEscapingGoroutine) {
+  EXPECT_EXIT(RunGuarded(
+                  [] {
+                    gort::Go([] { throw std::runtime_error("boom"); });
+                    SleepUntilKilled();
+                  },
+                  Procs(2)),
+              ::testing::ExitedWithCode(2),
+              "panic: boom.*goroutine [0-9]+ \\[running\\]:");
+}
+
+TEST_F(PanicDeathTest, GortPanicEscapingGoroutine) {
+  EXPECT_EXIT(RunGuarded(
+                  [] {
+                    gort::Go([] {
+                      gort::Gosched();
+                      throw gort::Panic("something went wrong");
+                    });
+                    SleepUntilKilled();
+                  },
+                  Procs(1)),
+              ::testing::ExitedWithCode(2),
+              "panic: something went wrong.*goroutine [0-9]+ \\[running\\]:");
+}
+
+}  // namespace

@@ -1,0 +1,89 @@
+// tests/watchdog.h: turns a hang in the runtime into a quick, named test
+// failure. A scheduler bug often shows as a goroutine that never runs again;
+// without a watchdog the test would sit until CTest's timeout and say
+// nothing about where it stopped.
+#ifndef GORT_TESTS_WATCHDOG_H_
+#define GORT_TESTS_WATCHDOG_H_
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "gort/runtime.h"
+#include "gtest/gtest.h"
+
+namespace gort_test {
+
+// How long one Run may take before the watchdog ends the process. Every
+// test's Run finishes in well under a second on a working runtime; the
+// limit only has to be far below CTest's timeout.
+inline constexpr std::chrono::seconds kRunLimit{30};
+
+// Ends the process with status 3 and a message naming `what` unless it is
+// destroyed within `limit`.
+class Watchdog {
+ public:
+  Watchdog(std::string what, std::chrono::seconds limit)
+      : what_(std::move(what)), thread_([this, limit] { Watch(limit); }) {}
+  Watchdog(const Watchdog&) = delete;
+  Watchdog& operator=(const Watchdog&) = delete;
+  ~Watchdog() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_ = true;
+    }
+    cv_.notify_one();
+    thread_.join();
+  }
+
+ private:
+  void Watch(std::chrono::seconds limit) {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!cv_.wait_for(lock, limit, [this] { return done_; })) {
+      std::fprintf(stderr,
+                   "watchdog: %s did not finish within %lld s; the runtime "
+                   "seems to be hung\n",
+                   what_.c_str(), static_cast<long long>(limit.count()));
+      std::fflush(stderr);
+      std::_Exit(3);
+    }
+  }
+
+  std::string what_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::thread thread_;  // Last: starts after the members it uses.
+};
+
+// The name of the running test, for messages.
+inline std::string CurrentTestName() {
+  const ::testing::TestInfo* info =
+      ::testing::UnitTest::GetInstance()->current_test_info();
+  if (info == nullptr) return "gort::Run";
+  return std::string(info->test_suite_name()) + "." + info->name();
+}
+
+// gort::Run under a watchdog: a Run that hangs fails the test after
+// kRunLimit instead of blocking until CTest kills it.
+template <class F>
+void RunGuarded(F&& main, const gort::Options& options = {}) {
+  Watchdog watchdog("gort::Run in " + CurrentTestName(), kRunLimit);
+  gort::Run(std::forward<F>(main), options);
+}
+
+// Options with only maxprocs set.
+inline gort::Options Procs(int n) {
+  gort::Options options;
+  options.maxprocs = n;
+  return options;
+}
+
+}  // namespace gort_test
+
+#endif  // GORT_TESTS_WATCHDOG_H_
