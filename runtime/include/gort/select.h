@@ -93,9 +93,12 @@ int Select(Cases&&... cases) {
   int n = 0;
   (internal::FillCase(cases, sc, &n), ...);
   bool recvOK = false;
-  int chosen = internal::selectgo(sc, kN, order, kDefaults == 0, &recvOK);
+  [[maybe_unused]] int chosen =
+      internal::selectgo(sc, kN, order, kDefaults == 0, &recvOK);
   // Map the index among real cases back to the argument index.
-  int real = 0, arg = 0, result = -1;
+  [[maybe_unused]] int real = 0;
+  [[maybe_unused]] int arg = 0;
+  int result = -1;
   (
       [&](auto& op) {
         if constexpr (internal::kIsDefault<decltype(op)>) {
