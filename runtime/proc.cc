@@ -218,8 +218,8 @@ void releaseSudog(sudog* s) {
 
 // dropg mirrors Go's dropg.
 static void dropg(M* mp) {
-  mp->curg->m = nullptr;
-  mp->curg = nullptr;
+  mp->curg.load(std::memory_order_relaxed)->m = nullptr;
+  mp->curg.store(nullptr, std::memory_order_relaxed);
 }
 
 // park_m mirrors Go's park_m: on g0, after gp switched out.
@@ -328,7 +328,7 @@ void goexit1() {
 // execute mirrors Go's execute: run gp on this M until it switches out.
 void execute(G* gp, bool inheritTime) {
   M* mp = getg()->m;
-  mp->curg = gp;
+  mp->curg.store(gp, std::memory_order_release);  // sysmon may read gp
   gp->m = mp;
   casgstatus(gp, _Grunnable, _Grunning);
   if (!inheritTime) {

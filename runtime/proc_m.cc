@@ -112,9 +112,11 @@ P* pidleget(std::int64_t now) {
 // acquirep mirrors Go's acquirep/wirep.
 void acquirep(P* pp) {
   M* mp = getg()->m;
-  if (mp->p != nullptr || pp->m != nullptr) throw_("wirep: already in go");
+  if (mp->p != nullptr || pp->m.load(std::memory_order_relaxed) != nullptr) {
+    throw_("wirep: already in go");
+  }
   mp->p = pp;
-  pp->m = mp;
+  pp->m.store(mp, std::memory_order_release);  // sysmon may read mp
   pp->status.store(_Prunning, std::memory_order_release);
 }
 
@@ -122,9 +124,11 @@ void acquirep(P* pp) {
 P* releasep() {
   M* mp = getg()->m;
   P* pp = mp->p;
-  if (pp == nullptr || pp->m != mp) throw_("releasep: invalid p state");
+  if (pp == nullptr || pp->m.load(std::memory_order_relaxed) != mp) {
+    throw_("releasep: invalid p state");
+  }
   mp->p = nullptr;
-  pp->m = nullptr;
+  pp->m.store(nullptr, std::memory_order_relaxed);
   pp->status.store(_Pidle, std::memory_order_release);
   return pp;
 }

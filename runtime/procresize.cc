@@ -24,10 +24,9 @@ void preemptall() {
   for (std::int32_t i = 0; i < n; i++) {
     P* pp = allp[i];
     if (pp->status.load(std::memory_order_acquire) != _Prunning) continue;
-    M* mp = pp->m;
-    if (mp != nullptr && mp->curg != nullptr) {
-      mp->curg->preempt.store(true, std::memory_order_relaxed);
-    }
+    M* mp = pp->m.load(std::memory_order_acquire);
+    G* gp = mp != nullptr ? mp->curg.load(std::memory_order_acquire) : nullptr;
+    if (gp != nullptr) gp->preempt.store(true, std::memory_order_relaxed);
   }
 }
 
@@ -68,10 +67,10 @@ P* procresize(std::int32_t nprocs) ABSL_NO_THREAD_SAFETY_ANALYSIS {
       mp->p->status.store(_Prunning, std::memory_order_release);
     } else {
       if (mp->p != nullptr) {
-        mp->p->m = nullptr;
+        mp->p->m.store(nullptr, std::memory_order_relaxed);
         mp->p = nullptr;
       }
-      allp[0]->m = nullptr;
+      allp[0]->m.store(nullptr, std::memory_order_relaxed);
       acquirep(allp[0]);
     }
   }
@@ -87,7 +86,7 @@ P* procresize(std::int32_t nprocs) ABSL_NO_THREAD_SAFETY_ANALYSIS {
     if (runqempty(pp)) {
       pidleput(pp, 0);
     } else {
-      pp->m = mget();
+      pp->m.store(mget(), std::memory_order_relaxed);
       pp->link = runnablePs;
       runnablePs = pp;
     }
@@ -144,8 +143,8 @@ void startTheWorld(std::int32_t newprocs) {
   while (p1 != nullptr) {
     P* pp = p1;
     p1 = p1->link;
-    if (M* mp = pp->m) {
-      pp->m = nullptr;
+    if (M* mp = pp->m.load(std::memory_order_relaxed)) {
+      pp->m.store(nullptr, std::memory_order_relaxed);
       mp->nextp = pp;
       notewakeup(&mp->park);
     } else {

@@ -48,7 +48,8 @@ inline void racegostart(G* gp, void* lo, std::size_t size) {
 #endif
 }
 
-// racegoexit: gp's goroutine is over; its stack waits for reuse.
+// racegoexit: gp's goroutine is over; its stack (and TSan fiber, which is
+// costly to make) wait for reuse with the G.
 inline void racegoexit(G* gp) {
 #ifdef GORT_ASAN
   if (gp->stack.base != nullptr) {

@@ -189,12 +189,16 @@ void abandonWaiters() ABSL_NO_THREAD_SAFETY_ANALYSIS {
 
 // freeAll releases the Gs, stacks, Ps, Ms and caches of the ended Run.
 void freeAll() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  // Timers first: a Sleep timer lives inside its G.
+  for (int i = 0; i < kMaxGomaxprocs; i++) {
+    if (allp[i] != nullptr) dropTimers(allp[i]);
+  }
   std::vector<G*> keep;
   for (M* mp = allm; mp != nullptr;) {
     M* next = mp->alllink;
     if (mp->syscallState.load() == 2) {
       os::threaddetach(mp->thread);
-      keep.push_back(mp->curg);
+      keep.push_back(mp->curg.load());
       abandonedMs.push_back(mp);
     } else {
       os::threadjoin(mp->thread);
@@ -218,7 +222,6 @@ void freeAll() ABSL_NO_THREAD_SAFETY_ANALYSIS {
   for (int i = 0; i < kMaxGomaxprocs; i++) {
     P* pp = allp[i];
     if (pp == nullptr) continue;
-    dropTimers(pp);
     while (pp->nsudog > 0) delete pp->sudogcache[--pp->nsudog];
     delete pp;
     allp[i] = nullptr;

@@ -123,7 +123,7 @@ struct G {
 // M mirrors Go's m.
 struct M {
   G* g0 = nullptr;     // scheduling context on the thread's own stack
-  G* curg = nullptr;   // goroutine running on this M
+  std::atomic<G*> curg{nullptr};  // goroutine running on this M (sysmon reads it)
   P* p = nullptr;      // P held, or nullptr
   P* nextp = nullptr;  // P handed over by startm
   P* oldp = nullptr;   // P held before the syscall
@@ -159,7 +159,7 @@ struct P {
   P* link = nullptr;  // pidle list
   std::atomic<std::uint32_t> schedtick{0};  // incremented per schedule
   std::atomic<std::uint32_t> syscalltick{0};  // incremented per syscall
-  M* m = nullptr;  // back-link to the M holding this P
+  std::atomic<M*> m{nullptr};  // the M holding this P (sysmon reads it)
 
   // Go's sysmontick: what sysmon last saw of this P.
   std::uint32_t sysmonSchedtick = 0;

@@ -119,7 +119,7 @@ void schedtrace(bool detailed) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   std::int32_t n = gomaxprocs.load();
   for (std::int32_t i = 0; i < n; i++) {
     P* pp = allp[i];
-    M* mp = pp->m;
+    M* mp = pp->m.load(std::memory_order_relaxed);
     std::uint32_t h = pp->runqhead.load();
     std::uint32_t t = pp->runqtail.load();
     if (detailed) {
@@ -151,7 +151,7 @@ void schedtrace(bool detailed) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   if (detailed) {
     for (M* mp = allm; mp != nullptr; mp = mp->alllink) {
       P* pp = mp->p;
-      G* gp = mp->curg;
+      G* gp = mp->curg.load(std::memory_order_relaxed);
       out += "  M";
       num(mp->id);
       out += ": p=";

@@ -54,7 +54,7 @@ bool exitsyscallfast(P* oldp) {
 G* exitsyscall0(G* gp) {
   M* mp = getg()->m;
   casgstatus(gp, _Gsyscall, _Grunnable);
-  mp->curg = nullptr;
+  mp->curg.store(nullptr, std::memory_order_relaxed);
   gp->m = nullptr;
   lock(&sched.lock);
   P* pp = pidleget(0);
@@ -77,7 +77,7 @@ void entersyscall() {
   M* mp = gp->m;
   P* pp = mp->p;
   casgstatus(gp, _Grunning, _Gsyscall);
-  pp->m = nullptr;
+  pp->m.store(nullptr, std::memory_order_relaxed);
   mp->oldp = pp;
   mp->p = nullptr;
   pp->status.store(_Psyscall, std::memory_order_release);

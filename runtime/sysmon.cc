@@ -21,9 +21,9 @@ constexpr std::int64_t kForceGCPeriodHalf = 60'000'000'000;  // Go: 2 min / 2
 // preemptone mirrors Go's preemptone: flag the G running on pp (gort has no
 // async preemption; the G yields at its next safe point).
 void preemptone(P* pp) {
-  M* mp = pp->m;
+  M* mp = pp->m.load(std::memory_order_acquire);
   if (mp == nullptr) return;
-  G* gp = mp->curg;
+  G* gp = mp->curg.load(std::memory_order_acquire);
   if (gp == nullptr || gp == mp->g0) return;
   gp->preempt.store(true, std::memory_order_relaxed);
   sched.preemptRequests.fetch_add(1, std::memory_order_relaxed);

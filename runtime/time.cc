@@ -53,12 +53,13 @@ std::int64_t whenAfter(std::int64_t ns) {
 // addtimer mirrors Go's addtimer / doaddtimer: on the current P's heap.
 void addtimer(timer* t) {
   P* pp = getg()->m->p;
+  std::int64_t when = t->when;  // t may fire and be reused once unlocked
   lock(&pp->timersLock);
   pp->timers.push_back(t);
   std::push_heap(pp->timers.begin(), pp->timers.end(), laterThan);
   updateTimer0When(pp);
   unlock(&pp->timersLock);
-  wakeTimerSleeper(t->when);
+  wakeTimerSleeper(when);
 }
 
 // checkTimers mirrors Go's checkTimers: run pp's due timers; returns the
