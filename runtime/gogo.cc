@@ -52,6 +52,8 @@ void gentry(ctx::transfer_t t) {
   gp->m->g0->ctx = t.fctx;
   try {
     std::move(gp->fn)();
+  } catch (const goexitUnwind&) {
+    // Run ended while this goroutine was parked; its stack has unwound.
   } catch (const std::exception& e) {
     fatalpanic(e.what(), getg()->goid);
   } catch (...) {
@@ -107,6 +109,7 @@ void mcall(G* (*fn)(G*), bool exiting) {
   ctx::transfer_t t = ctx::jump_fcontext(mp->g0->ctx, nullptr);
   racebackongo(gp, gp->m, false);
   gp->m->g0->ctx = t.fctx;
+  if (gp->unwinding) throw goexitUnwind{};
 }
 
 // gostart points gp's context at gentry on top of its stack (Go's newproc1

@@ -33,6 +33,10 @@ void gogo(G* gp);  // g0 only: runs gp until it switches back
 void mcall(G* (*fn)(G*), bool exiting = false);
 void gostart(G* gp);  // prepares gp's context to start at its body
 
+// goexitUnwind is thrown at a goroutine's park point when Run ends, so its
+// stack unwinds and destructors run; gentry catches it. Not a std::exception.
+struct goexitUnwind {};
+
 // --- proc.cc: goroutines ---
 G* newproc1(internal::Func fn, G* callergp);
 void gopark(bool (*unlockf)(G*, void*), void* lock, waitReason reason);
@@ -128,7 +132,7 @@ std::int64_t timeSleepUntil();
 // --- stack.cc ---
 bool stackalloc(struct stack* s, std::size_t size);
 void stackfree(struct stack* s);
-void stackfreeall();
+void stackfreeall(bool retain);
 
 }  // namespace gort::runtime
 

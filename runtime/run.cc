@@ -218,7 +218,7 @@ void freeAll() ABSL_NO_THREAD_SAFETY_ANALYSIS {
     }
     gp = next;
   }
-  if (keep.empty()) stackfreeall();  // else a kept G still runs on a slab
+  stackfreeall(!keep.empty());  // a kept G still runs on a slab
   for (int i = 0; i < kMaxGomaxprocs; i++) {
     P* pp = allp[i];
     if (pp == nullptr) continue;
@@ -230,6 +230,39 @@ void freeAll() ABSL_NO_THREAD_SAFETY_ANALYSIS {
     sched.sudogcache = s->next;
     delete s;
   }
+}
+
+// unwindAbandoned resumes each goroutine that was parked or runnable when
+// main returned, on this thread acting as a temporary M, so that its park
+// point throws goexitUnwind and its destructors run (C++ needs that where
+// Go's exit needs nothing). A goroutine that parks again while unwinding
+// is left as it is.
+void unwindAbandoned() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  M um;
+  G ug0;
+  um.g0 = &ug0;
+  ug0.m = &um;
+  ug0.atomicstatus.store(_Grunning);
+  um.p = allp[0];
+  allp[0]->m.store(&um);
+  setg(&ug0);
+  raceminit(&um);
+  for (G* gp = allgs; gp != nullptr; gp = gp->alllink) {
+    std::uint32_t s = readgstatus(gp);
+    if ((s != _Gwaiting && s != _Grunnable) || gp->ctx == nullptr) continue;
+    gp->unwinding = true;
+    gp->atomicstatus.store(_Grunning);
+    gp->m = &um;
+    um.curg.store(gp);
+    gogo(gp);
+    um.curg.store(nullptr);
+    um.mcallfn = nullptr;
+    gp->m = nullptr;
+    gp->unwinding = false;
+    if (readgstatus(gp) == _Grunning) gp->atomicstatus.store(_Gwaiting);
+  }
+  setg(nullptr);
+  allp[0]->m.store(nullptr);
 }
 
 }  // namespace
@@ -264,6 +297,8 @@ void internal::RunMain(internal::Func main, const Options& options) {
   notesleep(&sched.mainDone);
   while (!wakeAllForExit()) os::usleep(50);
   abandonWaiters();
+  unwindAbandoned();
+  abandonWaiters();  // in case a destructor parked again
   freeAll();
   running.store(false);
   runActive.store(false);

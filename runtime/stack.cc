@@ -71,10 +71,17 @@ bool stackalloc(struct stack* s, std::size_t size) {
 // Gs on the free lists; this only forgets the G's claim.
 void stackfree(struct stack* s) { *s = {}; }
 
-// stackfreeall returns every slab to the OS when Run ends.
-void stackfreeall() {
+// stackfreeall returns every slab to the OS when Run ends; with retain, a
+// thread abandoned in a syscall still runs on one of them, so they are kept
+// mapped for good instead.
+void stackfreeall(bool retain) {
+  static std::vector<Slab>* retained = new std::vector<Slab>;
   lock(&stackLock);
   for (const Slab& slab : slabs) {
+    if (retain) {
+      retained->push_back(slab);
+      continue;
+    }
     racestackfree(slab.base, slab.size);
     os::sysFreeStack(slab.base, slab.size);
   }

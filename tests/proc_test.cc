@@ -256,6 +256,86 @@ TEST(RunTest, AbandonsGoroutinesStillBlockedWhenMainReturns) {
   EXPECT_EQ(goroutines, 1);
 }
 
+// When main returns, an abandoned goroutine's stack is unwound: destructors
+// of its locals run (no leaks under LeakSanitizer), but nothing after its
+// blocking call does.
+TEST(RunTest, AbandonedGoroutinesUnwindTheirStacks) {
+  struct Counted {
+    std::atomic<int>* destroyed;
+    ~Counted() { destroyed->fetch_add(1); }
+  };
+  std::atomic<int> destroyed{0};
+  std::atomic<int> parked{0};
+  std::atomic<int> resumed{0};
+  RunGuarded(
+      [&] {
+        auto never = gort::MakeChan<int>();
+        auto sel = gort::MakeChan<std::string>();
+        for (int i = 0; i < 3; i++) {
+          gort::Go([&, never, sel, i] {
+            Counted c{&destroyed};
+            auto local = std::make_unique<std::string>(1000, 'x');
+            parked.fetch_add(1);
+            if (i == 0) never.Recv();
+            if (i == 1) gort::Select(gort::RecvCase(never), gort::SendCase(sel, "s"));
+            if (i == 2) gort::Sleep(1h);
+            resumed.fetch_add(1);
+          });
+        }
+        const std::int64_t deadline = DeadlineFromNow();
+        while (parked.load() < 3 && gort::Nanotime() < deadline) {
+          gort::Gosched();
+        }
+      },
+      Procs(1));
+  EXPECT_EQ(parked.load(), 3);
+  EXPECT_EQ(destroyed.load(), 3);
+  EXPECT_EQ(resumed.load(), 0);
+}
+
+// A goroutine may park inside a catch block and resume on another thread:
+// the exception being handled travels with it (the C++ runtime keeps it per
+// thread), so a rethrow still finds it.
+TEST(RunTest, ParkingInsideCatchBlockKeepsTheException) {
+  std::atomic<int> rethrown{0};
+  constexpr int kGoroutines = 8;
+  constexpr int kRounds = 500;
+  RunGuarded(
+      [&] {
+        auto ping = gort::MakeChan<int>();
+        gort::WaitGroup wg;
+        wg.Add(kGoroutines);
+        for (int k = 0; k < kGoroutines; k++) {
+          gort::Go([&, k, ping] {
+            for (int i = 0; i < kRounds; i++) {
+              try {
+                throw std::runtime_error("round " + std::to_string(i));
+              } catch (const std::runtime_error&) {
+                gort::Gosched();
+                if (k % 2 == 0) {
+                  ping.Send(i);
+                } else {
+                  ping.Recv();
+                }
+                try {
+                  throw;
+                } catch (const std::runtime_error& e) {
+                  if (std::string(e.what()) == "round " + std::to_string(i)) {
+                    rethrown.fetch_add(1);
+                  }
+                }
+              }
+              EXPECT_EQ(std::uncaught_exceptions(), 0);
+            }
+            wg.Done();
+          });
+        }
+        wg.Wait();
+      },
+      Procs(2));
+  EXPECT_EQ(rethrown.load(), kGoroutines * kRounds);
+}
+
 TEST(RunTest, FromAnotherThread) {
   int procs = 0;
   std::thread t(
