@@ -16,6 +16,9 @@
 //
 // OsYield wraps sched_yield in gort::Syscall, as gort's spec asks; Go's own
 // osyield enters no syscall state, which OsYieldRaw reproduces.
+//
+// The flag syntax, N growth, number format and statistics are shared with
+// gort-compare through benchmarks/harness.h.
 
 #include <fcntl.h>
 #include <limits.h>
@@ -34,7 +37,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <functional>
 #include <mutex>
 #include <optional>
@@ -44,10 +46,26 @@
 #include <thread>
 #include <vector>
 
+#include "benchmarks/harness.h"
 #include "benchmarks/ping_loops.h"
 #include "gort/runtime.h"
 
 namespace {
+
+using gort::bench::CpuModel;
+using gort::bench::DescribeStatus;
+using gort::bench::FormatGoValue;
+using gort::bench::FormatMetric;
+using gort::bench::kMaxN;
+using gort::bench::MannWhitney;
+using gort::bench::ParseDuration;
+using gort::bench::ParsePositiveInt;
+using gort::bench::PredictN;
+using gort::bench::PrintTable;
+using gort::bench::Summarize;
+using gort::bench::Summary;
+using gort::bench::TimeScale;
+using gort::bench::UTest;
 
 // ---------------------------------------------------------------------------
 // What to run.
@@ -77,7 +95,6 @@ constexpr Mode kModes[] = {
     {"highres", gort::UsleepMode::kHighRes, "1 ns timer slack"},
 };
 
-constexpr std::int64_t kMaxN = 1'000'000'000;  // Go's cap on b.N.
 constexpr std::int64_t kSmokeN = 200;
 
 struct Config {
@@ -146,41 +163,6 @@ void PrintUsage(FILE* out) {
   std::fprintf(stderr, "gort-ping: %s\n\n", message.c_str());
   PrintUsage(stderr);
   std::exit(2);
-}
-
-// Parses Go's duration syntax restricted to one number and one unit
-// ("1s", "1.5s", "500ms", "250us", "2m"); returns nanoseconds.
-std::optional<std::int64_t> ParseDuration(const std::string& text) {
-  char* end = nullptr;
-  double value = std::strtod(text.c_str(), &end);
-  if (end == text.c_str() || !(value > 0)) return std::nullopt;
-  std::string_view unit(end);
-  double scale;
-  if (unit == "ns") {
-    scale = 1;
-  } else if (unit == "us" || unit == "\u00b5s") {
-    scale = 1e3;
-  } else if (unit == "ms") {
-    scale = 1e6;
-  } else if (unit == "s") {
-    scale = 1e9;
-  } else if (unit == "m") {
-    scale = 60e9;
-  } else {
-    return std::nullopt;
-  }
-  double ns = value * scale;
-  if (ns < 1 || ns > 1e15) return std::nullopt;
-  return static_cast<std::int64_t>(ns);
-}
-
-std::optional<std::int64_t> ParsePositiveInt(const std::string& text) {
-  if (text.empty()) return std::nullopt;
-  char* end = nullptr;
-  errno = 0;
-  long long v = std::strtoll(text.c_str(), &end, 10);
-  if (errno != 0 || *end != '\0' || v <= 0) return std::nullopt;
-  return v;
 }
 
 Config ParseFlags(int argc, char** argv) {
@@ -361,19 +343,6 @@ struct Measurement {
   double NsPerOp() const { return static_cast<double>(ns) / n; }
 };
 
-// Go's predictN: aim for goal_ns with 20% headroom, grow at most 100x and at
-// least by one.
-std::int64_t PredictN(std::int64_t goal_ns, std::int64_t prev_n,
-                      std::int64_t prev_ns) {
-  if (prev_ns <= 0) prev_ns = 1;
-  double n = static_cast<double>(goal_ns) * prev_n / prev_ns;
-  n += n / 5;
-  n = std::min(n, 100.0 * prev_n);
-  n = std::max(n, prev_n + 1.0);
-  n = std::min(n, static_cast<double>(kMaxN));
-  return static_cast<std::int64_t>(n);
-}
-
 // Runs one measurement: a gort::Run in which N grows as in `go test` (or is
 // fixed). progress(what) is called before every step that could hang.
 Measurement Measure(const Benchmark& bench, const Mode& mode,
@@ -454,19 +423,6 @@ void WriteRecord(int fd, const ChildRecord& record) {
     p += r;
     left -= static_cast<std::size_t>(r);
   }
-}
-
-std::string DescribeStatus(int status) {
-  char buf[128];
-  if (WIFEXITED(status)) {
-    std::snprintf(buf, sizeof(buf), "exit status %d", WEXITSTATUS(status));
-  } else if (WIFSIGNALED(status)) {
-    std::snprintf(buf, sizeof(buf), "killed by signal %d (%s)",
-                  WTERMSIG(status), strsignal(WTERMSIG(status)));
-  } else {
-    std::snprintf(buf, sizeof(buf), "wait status %#x", status);
-  }
-  return buf;
 }
 
 // Isolated: the measurement runs in a forked child, so a runtime crash or
@@ -556,277 +512,6 @@ Outcome MeasureInChild(const Benchmark& bench, const Mode& mode,
     out.ok = true;
   }
   return out;
-}
-
-// ---------------------------------------------------------------------------
-// Output in Go's benchmark format.
-
-// Formats x the way package testing does: fewer decimals for bigger values,
-// right-aligned so that the decimal points line up.
-std::string FormatGoValue(double x, const char* unit) {
-  const double y = std::fabs(x);
-  int decimals = 0;
-  double limit = 999.95;
-  while (decimals < 7 && y != 0 && y < limit) {
-    ++decimals;
-    limit /= 10;
-  }
-  const int width = decimals == 0 ? 10 : 11 + decimals;
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "\t%*.*f %s", width, decimals, x, unit);
-  return buf;
-}
-
-std::string CpuModel() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("model name", 0) == 0) {
-      auto colon = line.find(':');
-      if (colon != std::string::npos) {
-        auto start = line.find_first_not_of(" \t", colon + 1);
-        if (start != std::string::npos) return line.substr(start);
-      }
-    }
-  }
-  return "";
-}
-
-// ---------------------------------------------------------------------------
-// Statistics, following benchstat.
-
-// Quantile p of sorted xs, Hyndman & Fan's definition 8 (what benchstat's
-// Sample.Percentile uses).
-double Quantile(const std::vector<double>& sorted, double p) {
-  const std::size_t n = sorted.size();
-  if (p <= 0) return sorted.front();
-  if (p >= 1) return sorted.back();
-  const double h = (n + 1.0 / 3.0) * p + 1.0 / 3.0;  // 1-based position.
-  const double lower = std::floor(h);
-  if (lower < 1) return sorted.front();
-  if (lower >= n) return sorted.back();
-  const std::size_t k = static_cast<std::size_t>(lower);
-  return sorted[k - 1] + (h - lower) * (sorted[k] - sorted[k - 1]);
-}
-
-struct Summary {
-  std::vector<double> kept;  // Values inside the Tukey fences.
-  double mean = 0;
-  double min = 0;
-  double max = 0;
-};
-
-Summary Summarize(const std::vector<double>& values) {
-  Summary s;
-  if (values.empty()) return s;
-  std::vector<double> sorted = values;
-  std::sort(sorted.begin(), sorted.end());
-  const double q1 = Quantile(sorted, 0.25);
-  const double q3 = Quantile(sorted, 0.75);
-  const double lo = q1 - 1.5 * (q3 - q1);
-  const double hi = q3 + 1.5 * (q3 - q1);
-  for (double v : values) {
-    if (lo <= v && v <= hi) s.kept.push_back(v);
-  }
-  if (s.kept.empty()) return s;
-  double sum = 0;
-  for (double v : s.kept) sum += v;
-  s.mean = sum / s.kept.size();
-  auto [mn, mx] = std::minmax_element(s.kept.begin(), s.kept.end());
-  s.min = *mn;
-  s.max = *mx;
-  return s;
-}
-
-struct UTest {
-  double p = 1;
-  const char* error = nullptr;  // Set when no p-value can be given.
-};
-
-// Two-sided Mann-Whitney U test of a against b. Exact (the permutation
-// distribution of the rank sum, with mid-ranks for ties) for up to 100
-// values in all, else the normal approximation with tie correction.
-UTest MannWhitney(const std::vector<double>& a, const std::vector<double>& b) {
-  UTest result;
-  const std::size_t n1 = a.size();
-  const std::size_t n2 = b.size();
-  if (n1 == 0 || n2 == 0) {
-    result.error = "too few samples";
-    return result;
-  }
-  const std::size_t n = n1 + n2;
-  std::vector<std::pair<double, bool>> all;  // (value, from a)
-  for (double v : a) all.push_back({v, true});
-  for (double v : b) all.push_back({v, false});
-  std::sort(all.begin(), all.end(),
-            [](const auto& x, const auto& y) { return x.first < y.first; });
-
-  // Doubled mid-ranks keep every rank an integer.
-  std::vector<int> rank2(n);
-  std::vector<std::size_t> tie_sizes;
-  for (std::size_t i = 0; i < n;) {
-    std::size_t j = i;
-    while (j + 1 < n && all[j + 1].first == all[i].first) ++j;
-    for (std::size_t k = i; k <= j; ++k) {
-      rank2[k] = static_cast<int>((i + 1) + (j + 1));
-    }
-    tie_sizes.push_back(j - i + 1);
-    i = j + 1;
-  }
-  if (tie_sizes.size() == 1) {
-    result.error = "all equal";
-    return result;
-  }
-  long observed = 0;  // Doubled rank sum of a.
-  for (std::size_t k = 0; k < n; ++k) {
-    if (all[k].second) observed += rank2[k];
-  }
-
-  if (n <= 100) {
-    // ways[k][s]: subsets of k values whose doubled ranks sum to s.
-    const std::size_t max_sum = n * (n + 1);
-    std::vector<std::vector<double>> ways(n1 + 1,
-                                          std::vector<double>(max_sum + 1));
-    ways[0][0] = 1;
-    for (std::size_t item = 0; item < n; ++item) {
-      const std::size_t r = rank2[item];
-      for (std::size_t k = std::min(item + 1, n1); k >= 1; --k) {
-        auto& to = ways[k];
-        const auto& from = ways[k - 1];
-        for (std::size_t s = max_sum; s >= r; --s) to[s] += from[s - r];
-      }
-    }
-    double total = 0;
-    double low = 0;
-    double high = 0;
-    for (std::size_t s = 0; s <= max_sum; ++s) {
-      const double w = ways[n1][s];
-      total += w;
-      if (static_cast<long>(s) <= observed) low += w;
-      if (static_cast<long>(s) >= observed) high += w;
-    }
-    result.p = std::min(1.0, 2 * std::min(low, high) / total);
-    return result;
-  }
-
-  const double u = observed / 2.0 - n1 * (n1 + 1) / 2.0;
-  const double mean = n1 * n2 / 2.0;
-  double ties = 0;
-  for (std::size_t t : tie_sizes) {
-    ties += static_cast<double>(t) * t * t - t;
-  }
-  const double variance =
-      n1 * n2 / 12.0 * ((n + 1.0) - ties / (static_cast<double>(n) * (n - 1)));
-  if (variance <= 0) {
-    result.error = "zero variance";
-    return result;
-  }
-  const double z =
-      std::max(0.0, std::fabs(u - mean) - 0.5) / std::sqrt(variance);
-  result.p = std::min(1.0, std::erfc(z / std::sqrt(2.0)));
-  return result;
-}
-
-// benchstat's time scaler: the unit and precision are chosen once per row,
-// from the baseline's mean, and used for every column of the row.
-struct TimeScale {
-  const char* unit;
-  double per_ns;
-  int decimals;
-
-  static TimeScale For(double ns) {
-    struct Unit {
-      const char* name;
-      double per_ns;
-    };
-    static constexpr Unit kUnits[] = {
-        {"s", 1e-9}, {"ms", 1e-6}, {"\u00b5s", 1e-3}, {"ns", 1}};
-    for (const Unit& u : kUnits) {
-      const double v = ns * u.per_ns;
-      if (v >= 0.995 || u.per_ns == 1) {
-        int decimals = v >= 99.5 ? 0 : v >= 9.95 ? 1 : 2;
-        return {u.name, u.per_ns, decimals};
-      }
-    }
-    return {"ns", 1, 2};
-  }
-
-  std::string Format(double ns) const {
-    char buf[64];
-    std::snprintf(buf, sizeof(buf), "%.*f%s", decimals, ns * per_ns, unit);
-    return buf;
-  }
-};
-
-// "mean ±diff" where diff is the largest relative deviation of a kept value
-// from the mean.
-std::string FormatMetric(const Summary& s, const TimeScale& scale) {
-  if (s.kept.empty()) return "";
-  std::string mean = scale.Format(s.mean);
-  if (s.mean == 0 || s.max == 0) return mean + "     ";
-  const double diff = std::max(1 - s.min / s.mean, s.max / s.mean - 1);
-  char pct[32];
-  std::snprintf(pct, sizeof(pct), "%.0f%%", diff * 100);
-  char buf[96];
-  std::snprintf(buf, sizeof(buf), "%s \u00b1%3s", mean.c_str(), pct);
-  return buf;
-}
-
-// Display width of UTF-8 text (µ is one column, two bytes).
-std::size_t Width(const std::string& s) {
-  std::size_t w = 0;
-  for (unsigned char c : s) {
-    if ((c & 0xC0) != 0x80) ++w;
-  }
-  return w;
-}
-
-std::string Pad(const std::string& s, std::size_t width, bool left_align) {
-  const std::size_t w = Width(s);
-  if (w >= width) return s;
-  const std::string fill(width - w, ' ');
-  return left_align ? s + fill : fill + s;
-}
-
-// Prints rows (the first is the heading) as benchstat does: the name column
-// left-aligned, the others right-aligned, a final "(p=...)" note left as is.
-void PrintTable(std::vector<std::vector<std::string>> rows) {
-  for (auto& row : rows) {
-    while (!row.empty() && row.back().empty()) row.pop_back();
-  }
-  std::vector<std::size_t> widths;
-  for (const auto& row : rows) {
-    if (widths.size() < row.size()) widths.resize(row.size());
-    for (std::size_t i = 0; i < row.size(); ++i) {
-      widths[i] = std::max(widths[i], Width(row[i]));
-    }
-  }
-  std::string out;
-  const auto& heading = rows[0];
-  for (std::size_t i = 0; i < heading.size(); ++i) {
-    if (i == 0) {
-      out += Pad(heading[i], widths[i], true);
-    } else if (i + 1 == heading.size()) {
-      out += "  " + heading[i];
-    } else {
-      out += "  " + Pad(heading[i], widths[i], true);
-    }
-  }
-  out += "\n";
-  for (std::size_t r = 1; r < rows.size(); ++r) {
-    const auto& row = rows[r];
-    for (std::size_t i = 0; i < row.size(); ++i) {
-      if (i == 0) {
-        out += Pad(row[i], widths[i], true);
-      } else if (i + 1 == row.size() && row[i][0] == '(') {
-        out += "  " + row[i];
-      } else {
-        out += "  " + Pad(row[i], widths[i], false);
-      }
-    }
-    out += "\n";
-  }
-  std::fputs(out.c_str(), stdout);
 }
 
 // One benchstat row per benchmark: old = modes[0], new = modes[1].

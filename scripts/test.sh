@@ -15,6 +15,7 @@ cmake --build --preset clang-tsa --target gort
 
 echo "== benchmarks smoke run =="
 build/default/benchmarks/gort-ping --smoke
+build/default/benchmarks/gort-compare --smoke
 
 echo "== tests =="
 ctest --preset default

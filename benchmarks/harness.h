@@ -1,0 +1,470 @@
+// benchmarks/harness.h: what gort's benchmark drivers (gort-ping,
+// gort-compare) share: flag values in Go's syntax, go test's growth of the
+// iteration count N, Go's benchmark-line number format, and the statistics
+// and table layout of benchstat.
+//
+// Statistics follow golang.org/x/perf: the old benchstat's summary (Tukey
+// fences drop outliers, mean of the rest ± the largest deviation from it)
+// for gort-ping, the current benchstat's (median ± its 95% confidence
+// interval from order statistics) for gort-compare, and a two-sided
+// Mann-Whitney U test for both.
+//
+// Header-only, so each driver is one translation unit plus this file.
+#ifndef GORT_BENCHMARKS_HARNESS_H_
+#define GORT_BENCHMARKS_HARNESS_H_
+
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace gort::bench {
+
+// ---------------------------------------------------------------------------
+// Flags and the iteration count.
+
+// Go's cap on b.N.
+inline constexpr std::int64_t kMaxN = 1'000'000'000;
+
+// Parses Go's duration syntax restricted to one number and one unit
+// ("1s", "1.5s", "500ms", "250us", "2m"); returns nanoseconds.
+inline std::optional<std::int64_t> ParseDuration(const std::string& text) {
+  char* end = nullptr;
+  double value = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || !(value > 0)) return std::nullopt;
+  std::string_view unit(end);
+  double scale;
+  if (unit == "ns") {
+    scale = 1;
+  } else if (unit == "us" || unit == "\u00b5s") {
+    scale = 1e3;
+  } else if (unit == "ms") {
+    scale = 1e6;
+  } else if (unit == "s") {
+    scale = 1e9;
+  } else if (unit == "m") {
+    scale = 60e9;
+  } else {
+    return std::nullopt;
+  }
+  double ns = value * scale;
+  if (ns < 1 || ns > 1e15) return std::nullopt;
+  return static_cast<std::int64_t>(ns);
+}
+
+// Parses a decimal integer > 0.
+inline std::optional<std::int64_t> ParsePositiveInt(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  char* end = nullptr;
+  errno = 0;
+  long long v = std::strtoll(text.c_str(), &end, 10);
+  if (errno != 0 || *end != '\0' || v <= 0) return std::nullopt;
+  return v;
+}
+
+// A parsed --benchtime: a target duration ("1s") or a fixed count ("100x").
+struct Benchtime {
+  std::int64_t ns = 0;       // Target time of the last timed run, if > 0.
+  std::int64_t fixed_n = 0;  // Exactly this many iterations, if > 0.
+  std::string text;          // As the user wrote it.
+
+  static std::optional<Benchtime> Parse(const std::string& v) {
+    Benchtime b;
+    b.text = v;
+    if (!v.empty() && v.back() == 'x') {
+      auto n = ParsePositiveInt(v.substr(0, v.size() - 1));
+      if (!n || *n > kMaxN) return std::nullopt;
+      b.fixed_n = *n;
+    } else {
+      auto ns = ParseDuration(v);
+      if (!ns) return std::nullopt;
+      b.ns = *ns;
+    }
+    return b;
+  }
+};
+
+// Go's predictN (testing/benchmark.go): aim for goal_ns with 20% headroom,
+// grow at most 100x and at least by one.
+inline std::int64_t PredictN(std::int64_t goal_ns, std::int64_t prev_n,
+                             std::int64_t prev_ns) {
+  if (prev_ns <= 0) prev_ns = 1;
+  double n = static_cast<double>(goal_ns) * prev_n / prev_ns;
+  n += n / 5;
+  n = std::min(n, 100.0 * prev_n);
+  n = std::max(n, prev_n + 1.0);
+  n = std::min(n, static_cast<double>(kMaxN));
+  return static_cast<std::int64_t>(n);
+}
+
+// ---------------------------------------------------------------------------
+// Output in Go's benchmark format.
+
+// Formats x the way package testing does: fewer decimals for bigger values,
+// right-aligned so that the decimal points line up; starts with a tab.
+inline std::string FormatGoValue(double x, const char* unit) {
+  const double y = std::fabs(x);
+  int decimals = 0;
+  double limit = 999.95;
+  while (decimals < 7 && y != 0 && y < limit) {
+    ++decimals;
+    limit /= 10;
+  }
+  const int width = decimals == 0 ? 10 : 11 + decimals;
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "\t%*.*f %s", width, decimals, x, unit);
+  return buf;
+}
+
+// The "model name" of /proc/cpuinfo's first CPU, or "".
+inline std::string CpuModel() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      auto colon = line.find(':');
+      if (colon != std::string::npos) {
+        auto start = line.find_first_not_of(" \t", colon + 1);
+        if (start != std::string::npos) return line.substr(start);
+      }
+    }
+  }
+  return "";
+}
+
+// "exit status 2", "killed by signal 9 (Killed)", ... for a wait status.
+inline std::string DescribeStatus(int status) {
+  char buf[128];
+  if (WIFEXITED(status)) {
+    std::snprintf(buf, sizeof(buf), "exit status %d", WEXITSTATUS(status));
+  } else if (WIFSIGNALED(status)) {
+    std::snprintf(buf, sizeof(buf), "killed by signal %d (%s)",
+                  WTERMSIG(status), strsignal(WTERMSIG(status)));
+  } else {
+    std::snprintf(buf, sizeof(buf), "wait status %#x", status);
+  }
+  return buf;
+}
+
+// ---------------------------------------------------------------------------
+// Statistics, following benchstat.
+
+// Quantile p of sorted xs, Hyndman & Fan's definition 8 (what benchstat's
+// Sample.Percentile uses).
+inline double Quantile(const std::vector<double>& sorted, double p) {
+  const std::size_t n = sorted.size();
+  if (p <= 0) return sorted.front();
+  if (p >= 1) return sorted.back();
+  const double h = (n + 1.0 / 3.0) * p + 1.0 / 3.0;  // 1-based position.
+  const double lower = std::floor(h);
+  if (lower < 1) return sorted.front();
+  if (lower >= n) return sorted.back();
+  const std::size_t k = static_cast<std::size_t>(lower);
+  return sorted[k - 1] + (h - lower) * (sorted[k] - sorted[k - 1]);
+}
+
+// The old benchstat's summary: values inside the Tukey fences, their mean
+// and range.
+struct Summary {
+  std::vector<double> kept;  // Values inside the Tukey fences.
+  double mean = 0;
+  double min = 0;
+  double max = 0;
+};
+
+inline Summary Summarize(const std::vector<double>& values) {
+  Summary s;
+  if (values.empty()) return s;
+  std::vector<double> sorted = values;
+  std::sort(sorted.begin(), sorted.end());
+  const double q1 = Quantile(sorted, 0.25);
+  const double q3 = Quantile(sorted, 0.75);
+  const double lo = q1 - 1.5 * (q3 - q1);
+  const double hi = q3 + 1.5 * (q3 - q1);
+  for (double v : values) {
+    if (lo <= v && v <= hi) s.kept.push_back(v);
+  }
+  if (s.kept.empty()) return s;
+  double sum = 0;
+  for (double v : s.kept) sum += v;
+  s.mean = sum / s.kept.size();
+  auto [mn, mx] = std::minmax_element(s.kept.begin(), s.kept.end());
+  s.min = *mn;
+  s.max = *mx;
+  return s;
+}
+
+// The current benchstat's summary: the sample median and a distribution-
+// free confidence interval for the population median, [x(lo), x(hi)] with
+// order statistics chosen from the Binomial(n, 1/2) distribution (what
+// golang.org/x/perf/benchmath's AssumeNothing reports). With too few values
+// for the requested confidence the interval is infinite (benchstat's "±∞";
+// 95% needs at least 6 values).
+struct MedianSummary {
+  std::size_t n = 0;
+  double median = 0;
+  double lo = -std::numeric_limits<double>::infinity();
+  double hi = std::numeric_limits<double>::infinity();
+  double confidence = 0;  // The interval's actual coverage.
+
+  bool Finite() const { return std::isfinite(lo) && std::isfinite(hi); }
+
+  // benchstat's PctRangeString: the larger side of the interval relative to
+  // the median, "∞" when the interval is infinite.
+  std::string SpreadText() const {
+    if (!Finite()) return "\u221e";
+    if (median == 0) return "0%";
+    const double v = std::max(hi / median - 1, 1 - lo / median);
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%.0f%%", 100 * v);
+    return buf;
+  }
+};
+
+inline MedianSummary SummarizeMedian(std::vector<double> values,
+                                     double confidence = 0.95) {
+  MedianSummary s;
+  s.n = values.size();
+  if (values.empty()) return s;
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  s.median =
+      n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+  // P(B = k) for B ~ Binomial(n, 1/2), in logs to stay exact for big n.
+  std::vector<double> pmf(n + 1);
+  for (std::size_t k = 0; k <= n; ++k) {
+    pmf[k] = std::exp(std::lgamma(n + 1.0) - std::lgamma(k + 1.0) -
+                      std::lgamma(n - k + 1.0) - n * std::log(2.0));
+  }
+  // [x(l), x(n+1-l)] (1-based) covers the median with probability
+  // P(l <= B <= n-l) = 1 - 2 P(B < l). Take the narrowest such interval
+  // whose coverage reaches the confidence.
+  for (std::size_t l = n / 2; l >= 1; --l) {
+    double tail = 0;
+    for (std::size_t k = 0; k < l; ++k) tail += pmf[k];
+    const double coverage = 1 - 2 * tail;
+    if (l <= n + 1 - l && coverage >= confidence) {
+      s.lo = values[l - 1];
+      s.hi = values[n - l];
+      s.confidence = coverage;
+      break;
+    }
+  }
+  return s;
+}
+
+// The result of a Mann-Whitney U test.
+struct UTest {
+  double p = 1;
+  const char* error = nullptr;  // Set when no p-value can be given.
+};
+
+// Two-sided Mann-Whitney U test of a against b. Exact (the permutation
+// distribution of the rank sum, with mid-ranks for ties) for up to 100
+// values in all, else the normal approximation with tie correction.
+inline UTest MannWhitney(const std::vector<double>& a,
+                         const std::vector<double>& b) {
+  UTest result;
+  const std::size_t n1 = a.size();
+  const std::size_t n2 = b.size();
+  if (n1 == 0 || n2 == 0) {
+    result.error = "too few samples";
+    return result;
+  }
+  const std::size_t n = n1 + n2;
+  std::vector<std::pair<double, bool>> all;  // (value, from a)
+  for (double v : a) all.push_back({v, true});
+  for (double v : b) all.push_back({v, false});
+  std::sort(all.begin(), all.end(),
+            [](const auto& x, const auto& y) { return x.first < y.first; });
+
+  // Doubled mid-ranks keep every rank an integer.
+  std::vector<int> rank2(n);
+  std::vector<std::size_t> tie_sizes;
+  for (std::size_t i = 0; i < n;) {
+    std::size_t j = i;
+    while (j + 1 < n && all[j + 1].first == all[i].first) ++j;
+    for (std::size_t k = i; k <= j; ++k) {
+      rank2[k] = static_cast<int>((i + 1) + (j + 1));
+    }
+    tie_sizes.push_back(j - i + 1);
+    i = j + 1;
+  }
+  if (tie_sizes.size() == 1) {
+    result.error = "all equal";
+    return result;
+  }
+  long observed = 0;  // Doubled rank sum of a.
+  for (std::size_t k = 0; k < n; ++k) {
+    if (all[k].second) observed += rank2[k];
+  }
+
+  if (n <= 100) {
+    // ways[k][s]: subsets of k values whose doubled ranks sum to s.
+    const std::size_t max_sum = n * (n + 1);
+    std::vector<std::vector<double>> ways(n1 + 1,
+                                          std::vector<double>(max_sum + 1));
+    ways[0][0] = 1;
+    for (std::size_t item = 0; item < n; ++item) {
+      const std::size_t r = rank2[item];
+      for (std::size_t k = std::min(item + 1, n1); k >= 1; --k) {
+        auto& to = ways[k];
+        const auto& from = ways[k - 1];
+        for (std::size_t s = max_sum; s >= r; --s) to[s] += from[s - r];
+      }
+    }
+    double total = 0;
+    double low = 0;
+    double high = 0;
+    for (std::size_t s = 0; s <= max_sum; ++s) {
+      const double w = ways[n1][s];
+      total += w;
+      if (static_cast<long>(s) <= observed) low += w;
+      if (static_cast<long>(s) >= observed) high += w;
+    }
+    result.p = std::min(1.0, 2 * std::min(low, high) / total);
+    return result;
+  }
+
+  const double u = observed / 2.0 - n1 * (n1 + 1) / 2.0;
+  const double mean = n1 * n2 / 2.0;
+  double ties = 0;
+  for (std::size_t t : tie_sizes) {
+    ties += static_cast<double>(t) * t * t - t;
+  }
+  const double variance =
+      n1 * n2 / 12.0 * ((n + 1.0) - ties / (static_cast<double>(n) * (n - 1)));
+  if (variance <= 0) {
+    result.error = "zero variance";
+    return result;
+  }
+  const double z =
+      std::max(0.0, std::fabs(u - mean) - 0.5) / std::sqrt(variance);
+  result.p = std::min(1.0, std::erfc(z / std::sqrt(2.0)));
+  return result;
+}
+
+// ---------------------------------------------------------------------------
+// Tables, laid out as benchstat does.
+
+// benchstat's time scaler: the unit and precision are chosen once per row,
+// from the baseline's value, and used for every column of the row.
+struct TimeScale {
+  const char* unit;
+  double per_ns;
+  int decimals;
+
+  static TimeScale For(double ns) {
+    struct Unit {
+      const char* name;
+      double per_ns;
+    };
+    static constexpr Unit kUnits[] = {
+        {"s", 1e-9}, {"ms", 1e-6}, {"\u00b5s", 1e-3}, {"ns", 1}};
+    for (const Unit& u : kUnits) {
+      const double v = ns * u.per_ns;
+      if (v >= 0.995 || u.per_ns == 1) {
+        int decimals = v >= 99.5 ? 0 : v >= 9.95 ? 1 : 2;
+        return {u.name, u.per_ns, decimals};
+      }
+    }
+    return {"ns", 1, 2};
+  }
+
+  std::string Format(double ns) const {
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), "%.*f%s", decimals, ns * per_ns, unit);
+    return buf;
+  }
+};
+
+// The old benchstat's "mean ±diff", diff being the largest relative
+// deviation of a kept value from the mean.
+inline std::string FormatMetric(const Summary& s, const TimeScale& scale) {
+  if (s.kept.empty()) return "";
+  std::string mean = scale.Format(s.mean);
+  if (s.mean == 0 || s.max == 0) return mean + "     ";
+  const double diff = std::max(1 - s.min / s.mean, s.max / s.mean - 1);
+  char pct[32];
+  std::snprintf(pct, sizeof(pct), "%.0f%%", diff * 100);
+  char buf[96];
+  std::snprintf(buf, sizeof(buf), "%s \u00b1%3s", mean.c_str(), pct);
+  return buf;
+}
+
+// Display width of UTF-8 text (µ is one column, two bytes).
+inline std::size_t Width(const std::string& s) {
+  std::size_t w = 0;
+  for (unsigned char c : s) {
+    if ((c & 0xC0) != 0x80) ++w;
+  }
+  return w;
+}
+
+// s padded with spaces to width columns, on the right if left_align.
+inline std::string Pad(const std::string& s, std::size_t width,
+                       bool left_align) {
+  const std::size_t w = Width(s);
+  if (w >= width) return s;
+  const std::string fill(width - w, ' ');
+  return left_align ? s + fill : fill + s;
+}
+
+// Prints rows (the first is the heading) as benchstat does: the name column
+// left-aligned, the others right-aligned, a final "(p=...)" note left as is.
+// Trailing empty cells are dropped.
+inline void PrintTable(std::vector<std::vector<std::string>> rows,
+                       FILE* out = stdout) {
+  for (auto& row : rows) {
+    while (!row.empty() && row.back().empty()) row.pop_back();
+  }
+  std::vector<std::size_t> widths;
+  for (const auto& row : rows) {
+    if (widths.size() < row.size()) widths.resize(row.size());
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      widths[i] = std::max(widths[i], Width(row[i]));
+    }
+  }
+  std::string text;
+  const auto& heading = rows[0];
+  for (std::size_t i = 0; i < heading.size(); ++i) {
+    if (i == 0) {
+      text += Pad(heading[i], widths[i], true);
+    } else if (i + 1 == heading.size()) {
+      text += "  " + heading[i];
+    } else {
+      text += "  " + Pad(heading[i], widths[i], true);
+    }
+  }
+  text += "\n";
+  for (std::size_t r = 1; r < rows.size(); ++r) {
+    const auto& row = rows[r];
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      if (i == 0) {
+        text += Pad(row[i], widths[i], true);
+      } else if (i + 1 == row.size() && !row[i].empty() && row[i][0] == '(') {
+        text += "  " + row[i];
+      } else {
+        text += "  " + Pad(row[i], widths[i], false);
+      }
+    }
+    text += "\n";
+  }
+  std::fputs(text.c_str(), out);
+}
+
+}  // namespace gort::bench
+
+#endif  // GORT_BENCHMARKS_HARNESS_H_

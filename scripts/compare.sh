@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# gort against Go 1.19 on the same benchmarks, side by side in one run:
+# builds gort-compare and its Go twin gortbench-go (benchmarks/go, with
+# Debian's golang-go) in Release, then runs them interleaved at GOMAXPROCS 1
+# and 2 and prints Go benchmark lines and one table per GOMAXPROCS (medians,
+# spread, ratio gort/Go, target met or missed). Takes about 4 minutes.
+#
+# Extra arguments go to gort-compare, e.g.:
+#   scripts/compare.sh --bench='Ping|Gosched' --count=10 --benchtime=1s
+#   scripts/compare.sh --smoke
+# Set GORT_BUILD_DIR to build elsewhere than build/release (it is configured
+# with the project's defaults plus -DGORT_BUILD_TESTS=OFF when it is not the
+# preset's directory).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/deps.sh
+
+build_dir=${GORT_BUILD_DIR:-build/release}
+if [ "$build_dir" = build/release ]; then
+  cmake --preset release >/dev/null
+else
+  cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DGORT_BUILD_TESTS=OFF >/dev/null
+fi
+# gort-compare depends on gortbench_go, the `go build` of benchmarks/go.
+cmake --build "$build_dir" --target gort-compare
+exec "$build_dir/benchmarks/gort-compare" "$@"
