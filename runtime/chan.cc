@@ -13,6 +13,8 @@
 // why ElemOps replaces Go's typedmemmove.
 #include "chan.h"
 
+#include <algorithm>
+#include <limits>
 #include <new>
 
 #include "gort/runtime.h"
@@ -24,7 +26,10 @@ namespace gort::internal {
 using namespace gort::runtime;
 
 namespace {
-constexpr std::size_t kMaxChanBytes = std::size_t{1} << 40;
+// Go's maxAlloc: 1<<40 on 64-bit targets, 2 GiB on 32-bit ones.
+constexpr std::size_t kMaxChanBytes = static_cast<std::size_t>(
+    std::min<std::uint64_t>(std::uint64_t{1} << 40,
+                            std::numeric_limits<std::size_t>::max() >> 1));
 
 
 [[noreturn]] void blockForever(waitReason reason) {

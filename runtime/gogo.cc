@@ -31,7 +31,14 @@ thread_local G* tlsg = nullptr;
 struct EhGlobals {
   void* caughtExceptions;
   unsigned int uncaughtExceptions;
-#ifdef __ARM_EABI_UNWINDER__
+// ARM EHABI (32-bit ARM, not SJLJ, DWARF or SEH unwinding): the exception
+// being cleaned up, pushed by __cxa_begin_cleanup and popped by
+// __cxa_end_cleanup around each destructor run during unwinding. The test is
+// the one of GCC's and Clang's <unwind.h> (which defines
+// __ARM_EABI_UNWINDER__), spelled with the compiler's own macros because
+// nothing here includes <unwind.h>.
+#if defined(__arm__) && !defined(__USING_SJLJ_EXCEPTIONS__) && \
+    !defined(__ARM_DWARF_EH__) && !defined(__SEH__)
   void* propagatingExceptions;
 #endif
 };

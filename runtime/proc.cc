@@ -59,12 +59,24 @@ std::uint32_t fastrand() {
   M* mp = getg()->m;
   std::uint64_t s = (static_cast<std::uint64_t>(mp->fastrand[1]) << 32) |
                     mp->fastrand[0];
+#ifdef __SIZEOF_INT128__
   s += 0xa0761d6478bd642fULL;
   mp->fastrand[0] = static_cast<std::uint32_t>(s);
   mp->fastrand[1] = static_cast<std::uint32_t>(s >> 32);
   __uint128_t m = static_cast<__uint128_t>(s) * (s ^ 0xe7037ed1a0b428dbULL);
   return static_cast<std::uint32_t>(static_cast<std::uint64_t>(m >> 64) ^
                                     static_cast<std::uint64_t>(m));
+#else
+  // No 64x64->128-bit multiply on 32-bit targets: Go's xorshift64+ instead.
+  (void)s;
+  std::uint32_t s1 = mp->fastrand[0];
+  std::uint32_t s0 = mp->fastrand[1];
+  s1 ^= s1 << 17;
+  s1 = s1 ^ s0 ^ (s1 >> 7) ^ (s0 >> 16);
+  mp->fastrand[0] = s0;
+  mp->fastrand[1] = s1;
+  return s0 + s1;
+#endif
 }
 
 // fastrandn mirrors Go's fastrandn: a number in [0, n) without division.

@@ -19,6 +19,20 @@
 
 namespace gort_test {
 
+// Scaled(n): n divided by $GORT_TEST_SCALE (default 1), at least 1. The
+// sanitizer presets and emulated targets set it so that tests sized for a
+// native run (100 000 goroutines, say) keep their assertions but do less
+// work; ThreadSanitizer also caps a process at 8128 threads and fibers.
+inline int Scaled(int n) {
+  static const int scale = [] {
+    const char* s = std::getenv("GORT_TEST_SCALE");
+    int v = s != nullptr ? std::atoi(s) : 1;
+    return v > 0 ? v : 1;
+  }();
+  int r = n / scale;
+  return r > 0 ? r : 1;
+}
+
 // How long one Run may take before the watchdog ends the process. Every
 // test's Run finishes in well under a second on a working runtime; the
 // limit only has to be far below CTest's timeout.
