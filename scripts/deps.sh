@@ -11,6 +11,7 @@ pkgs=(
   libgtest-dev           # tests
   libbenchmark-dev       # benchmarks' helpers
   clang                  # the thread-safety analysis preset
+  llvm-14                # llvm-objdump, for the Windows ARM trampoline checks
   golang-go              # Go 1.19: reference runtime source and the Go side of benchmarks
   "$@"
 )

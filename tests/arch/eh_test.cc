@@ -1,0 +1,115 @@
+// tests/arch/eh_test.cc: the per-goroutine C++ exception state that gogo.cc
+// swaps around each switch mirrors the C++ runtime's __cxa_eh_globals, whose
+// layout is per ABI: {caughtExceptions, uncaughtExceptions} everywhere, plus
+// propagatingExceptions on 32-bit ARM EHABI (armhf), where the unwinder pushes
+// the exception being cleaned up there before each destructor that runs during
+// unwinding and __cxa_end_cleanup pops it afterwards. A goroutine that parks
+// in such a destructor, or in a catch block, and resumes on another thread
+// must find its own state there (a missing field: std::terminate).
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <stdexcept>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "gort/gort.h"
+
+namespace {
+
+long Tid() { return syscall(SYS_gettid); }
+
+// How many times each scenario runs; each run migrates with a good chance.
+constexpr int kRounds = 40;
+
+struct ParkInDestructor {
+  gort::Chan<int> c;
+  long* before;
+  long* after;
+  ~ParkInDestructor() {
+    *before = Tid();
+    c.Recv();  // parks while the exception unwinds through this frame
+    *after = Tid();
+  }
+};
+
+// The object lives in a frame without a handler, so unwinding runs its
+// destructor as a cleanup (on ARM EHABI: __cxa_begin_cleanup, the
+// destructor, __cxa_end_cleanup).
+__attribute__((noinline)) void ThrowThroughParker(gort::Chan<int> c,
+                                                  long* before, long* after) {
+  ParkInDestructor p{c, before, after};
+  throw std::runtime_error("through a parked destructor");
+}
+
+// Runs body(c) in a goroutine that will park on c, while main hands the wake-up
+// to a fresh goroutine so that another M tends to resume it. Returns whether
+// the goroutine resumed on another thread.
+template <class Body>
+bool RunParkedOnce(Body body) {
+  long before = 0, after = 0;
+  gort::Options options;
+  options.maxprocs = 2;
+  gort::Run(
+      [&] {
+        auto c = gort::MakeChan<int>();
+        auto done = gort::MakeChan<int>();
+        gort::Go([&] {
+          body(c, &before, &after);
+          done.Send(1);
+        });
+        for (int k = 0; k < 10'000 && __atomic_load_n(&before, __ATOMIC_ACQUIRE) == 0;
+             k++) {
+          gort::Gosched();
+        }
+        gort::Go([&] { c.Send(1); });
+        done.Recv();
+      },
+      options);
+  return before != after;
+}
+
+TEST(EhStateTest, DestructorParkedDuringUnwindingResumesElsewhere) {
+  int caught = 0, moved = 0;
+  for (int i = 0; i < kRounds; i++) {
+    moved += RunParkedOnce([&](gort::Chan<int> c, long* before, long* after) {
+      try {
+        ThrowThroughParker(c, before, after);
+      } catch (const std::runtime_error& e) {
+        if (std::string(e.what()) == "through a parked destructor") caught++;
+      }
+    });
+  }
+  EXPECT_EQ(caught, kRounds);
+  RecordProperty("resumed_on_another_thread", moved);
+  EXPECT_GT(moved, 0) << "never resumed on another thread: nothing checked";
+}
+
+TEST(EhStateTest, CatchBlockParkedResumesElsewhereAndRethrows) {
+  int caught = 0, moved = 0;
+  for (int i = 0; i < kRounds; i++) {
+    moved += RunParkedOnce([&](gort::Chan<int> c, long* before, long* after) {
+      try {
+        try {
+          throw std::runtime_error("parked in catch");
+        } catch (const std::runtime_error&) {
+          *before = Tid();
+          c.Recv();
+          *after = Tid();
+          EXPECT_TRUE(std::current_exception() != nullptr);
+          throw;  // needs caughtExceptions to be this goroutine's
+        }
+      } catch (const std::runtime_error& e) {
+        if (std::string(e.what()) == "parked in catch") caught++;
+      }
+      EXPECT_EQ(std::uncaught_exceptions(), 0);
+    });
+  }
+  EXPECT_EQ(caught, kRounds);
+  RecordProperty("resumed_on_another_thread", moved);
+  EXPECT_GT(moved, 0) << "never resumed on another thread: nothing checked";
+}
+
+}  // namespace
