@@ -6,6 +6,8 @@
 #include <cstring>
 
 #include "os/os.h"
+#include "proc.h"
+#include "race.h"
 
 namespace gort::runtime {
 
@@ -22,6 +24,40 @@ void printErrInt(std::int64_t v) {
   } while (u != 0);
   if (neg) buf[--i] = '-';
   os::writeErr(buf + i, sizeof(buf) - i);
+}
+
+void sigstackoverflow(void* addr) {
+  G* gp = getg();
+  if (gp == nullptr || gp->m == nullptr || gp == gp->m->g0) return;
+  char* lo = static_cast<char*>(gp->stack.base);
+  char* a = static_cast<char*>(addr);
+  if (lo == nullptr || a < lo || a >= lo + gp->stack.guard) return;
+  printErr("runtime: goroutine stack exceeds its ");
+  printErrInt(static_cast<std::int64_t>(gp->stack.size - gp->stack.guard));
+  printErr("-byte limit\nfatal error: stack overflow\n\ngoroutine ");
+  printErrInt(gp->goid);
+  printErr(" [running]:\n");
+  os::exit(2);
+}
+
+void minitSignalStack() {
+#if !defined(GORT_ASAN) && !defined(GORT_TSAN)
+  os::minitSignalStack();
+#endif
+}
+
+void unminitSignalStack() {
+#if !defined(GORT_ASAN) && !defined(GORT_TSAN)
+  os::unminitSignalStack();
+#endif
+}
+
+void initFaultHandler() {
+#if !defined(GORT_ASAN) && !defined(GORT_TSAN)
+  static bool done = false;
+  if (!done) os::installFaultHandler(sigstackoverflow);
+  done = true;
+#endif
 }
 
 void throw_(const char* msg) {

@@ -12,6 +12,15 @@ namespace gort::runtime {
 // fatalpanic prints "panic: msg" and "goroutine N [running]:" and exits with
 // status 2 (Go's fatalpanic for an unrecovered panic).
 [[noreturn]] void fatalpanic(const char* msg, std::int64_t goid);
+// sigstackoverflow is the fault hook: a fault in the running goroutine's
+// guard page prints "fatal error: stack overflow" and exits with status 2.
+void sigstackoverflow(void* addr);
+// minitSignalStack / unminitSignalStack: the M's alternate signal stack
+// (not under sanitizers, which handle faults themselves).
+void minitSignalStack();
+void unminitSignalStack();
+// initFaultHandler installs sigstackoverflow once per process.
+void initFaultHandler();
 // printErr writes a string to standard error without allocating.
 void printErr(const char* s);
 // printErrInt writes a decimal integer to standard error without allocating.

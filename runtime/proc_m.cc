@@ -25,6 +25,7 @@ void mstart(void* arg) {
   M* mp = static_cast<M*>(arg);
   setg(mp->g0);
   raceminit(mp);
+  minitSignalStack();
   os::setThreadTimerMode(timerMode);
   mp->fastrand[0] = static_cast<std::uint32_t>(mp->id * 0x9e3779b9u + 1);
   mp->fastrand[1] = static_cast<std::uint32_t>(os::nanotime());
@@ -39,6 +40,7 @@ void mstart(void* arg) {
   } catch (const mExit&) {
   }
   setg(nullptr);
+  unminitSignalStack();
   mp->exited.store(true, std::memory_order_release);
 }
 

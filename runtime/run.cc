@@ -137,6 +137,7 @@ void resetSched() ABSL_NO_THREAD_SAFETY_ANALYSIS {
 // schedinit mirrors Go's schedinit.
 void schedinit(const Options& o) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   resetSched();
+  initFaultHandler();
   parsedebugvars();
   stackSizeSetting = stackSizeFor(o.stack_size);
   bool high = o.usleep != UsleepMode::kLowRes && os::haveHighResTimer();

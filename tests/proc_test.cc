@@ -40,6 +40,7 @@ namespace {
 using namespace std::chrono_literals;
 using gort_test::Procs;
 using gort_test::RunGuarded;
+using gort_test::Scaled;
 
 // How long a bounded wait lasts before the test gives up: far beyond what a
 // working runtime needs even on a loaded machine.
@@ -580,7 +581,7 @@ TEST(GoroutineTest, HundredThousandGoroutinesRunToCompletion) {
   const int kSpawners = Scaled(100);
   constexpr int kBatches = 10;
   constexpr int kBatch = 100;
-  constexpr int kTotal = kSpawners * kBatches * kBatch;
+  const int kTotal = kSpawners * kBatches * kBatch;
   std::atomic<int> ran{0};
   int left_over = -1;
   RunGuarded(
@@ -1662,6 +1663,35 @@ TEST_F(PanicDeathTest, GortPanicEscapingGoroutine) {
                   Procs(1)),
               ::testing::ExitedWithCode(2),
               "panic: something went wrong.*goroutine [0-9]+ \\[running\\]:");
+}
+
+// Recurses n levels deep with a 512-byte frame that cannot be optimised
+// away.
+__attribute__((noinline)) int Recurse(int n) {
+  volatile char frame[512];
+  frame[0] = static_cast<char>(n);
+  if (n == 0) return frame[0];
+  return Recurse(n - 1) + frame[0];
+}
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+
+// Running off the end of a goroutine stack hits its guard page: Go's
+// message and status, not a bare segmentation fault.
+TEST_F(PanicDeathTest, StackOverflowIsAFatalError) {
+  if (kSanitized) GTEST_SKIP() << "the sanitizers report stack overflows";
+  EXPECT_EXIT(RunGuarded(
+                  [] {
+                    gort::Go([] { std::printf("%d\n", Recurse(1 << 20)); });
+                    SleepUntilKilled();
+                  },
+                  Procs(1)),
+              ::testing::ExitedWithCode(2),
+              "fatal error: stack overflow.*goroutine [0-9]+ \\[running\\]:");
 }
 
 }  // namespace

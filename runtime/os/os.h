@@ -59,6 +59,16 @@ void sysFreeStack(void* base, std::size_t size);
 // physPageSize: the OS page size.
 std::size_t physPageSize();
 
+// installFaultHandler: on SIGSEGV/SIGBUS, calls onFault(address) on the
+// thread's signal stack; if it returns, the fault is not the runtime's and
+// takes its default action (Go's sighandler, for the one case gort needs).
+void installFaultHandler(void (*onFault)(void* addr));
+// minitSignalStack / unminitSignalStack: give the calling thread an
+// alternate signal stack, so a fault on a full goroutine stack can still be
+// handled (Go's minitSignalStack).
+void minitSignalStack();
+void unminitSignalStack();
+
 // writeErr: writes n bytes to standard error, unbuffered (Go's writeErr).
 void writeErr(const char* s, std::size_t n);
 // exit: ends the process at once with code (Go's exit).

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <linux/futex.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -132,6 +133,52 @@ void sysFreeStack(void* base, std::size_t size) { munmap(base, size); }
 std::size_t physPageSize() {
   long n = sysconf(_SC_PAGESIZE);
   return n > 0 ? static_cast<std::size_t>(n) : 4096;
+}
+
+namespace {
+void (*faultHook)(void* addr) = nullptr;
+thread_local void* sigstack = nullptr;
+constexpr std::size_t kSigStackSize = 64 * 1024;
+
+void faultHandler(int sig, siginfo_t* info, void*) {
+  if (faultHook != nullptr) faultHook(info->si_addr);
+  // Not ours: let the default action happen when the instruction re-faults.
+  signal(sig, SIG_DFL);
+}
+}  // namespace
+
+void installFaultHandler(void (*onFault)(void* addr)) {
+  faultHook = onFault;
+  struct sigaction sa = {};
+  sa.sa_sigaction = faultHandler;
+  sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGSEGV, &sa, nullptr);
+  sigaction(SIGBUS, &sa, nullptr);
+}
+
+void minitSignalStack() {
+  if (sigstack != nullptr) return;
+  void* p = mmap(nullptr, kSigStackSize, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return;
+  stack_t ss = {};
+  ss.ss_sp = p;
+  ss.ss_size = kSigStackSize;
+  if (sigaltstack(&ss, nullptr) != 0) {
+    munmap(p, kSigStackSize);
+    return;
+  }
+  sigstack = p;
+}
+
+void unminitSignalStack() {
+  if (sigstack == nullptr) return;
+  stack_t ss = {};
+  ss.ss_flags = SS_DISABLE;
+  sigaltstack(&ss, nullptr);
+  munmap(sigstack, kSigStackSize);
+  sigstack = nullptr;
 }
 
 void writeErr(const char* s, std::size_t n) {
