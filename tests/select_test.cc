@@ -34,49 +34,13 @@
 #include "gort/runtime.h"
 #include "gort/time.h"
 #include "gtest/gtest.h"
+#include "watchdog.h"
 
 namespace {
 
 using namespace std::chrono_literals;
 
-// Ends the process with a message if the test that owns it runs longer than
-// the limit, so a lost wakeup fails fast and by name instead of hanging.
-class Watchdog {
- public:
-  explicit Watchdog(std::chrono::seconds limit = 60s)
-      : thread_([this, limit] { Watch(limit); }) {}
-  Watchdog(const Watchdog&) = delete;
-  Watchdog& operator=(const Watchdog&) = delete;
-  ~Watchdog() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      done_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
-  }
-
- private:
-  void Watch(std::chrono::seconds limit) {
-    const testing::TestInfo* info =
-        testing::UnitTest::GetInstance()->current_test_info();
-    std::string name = info == nullptr ? std::string("?")
-                                       : std::string(info->test_suite_name()) +
-                                             "." + info->name();
-    std::unique_lock<std::mutex> lock(mu_);
-    if (!cv_.wait_for(lock, limit, [this] { return done_; })) {
-      std::fprintf(stderr, "watchdog: %s did not finish within %lld s\n",
-                   name.c_str(), static_cast<long long>(limit.count()));
-      std::fflush(stderr);
-      std::_Exit(3);
-    }
-  }
-
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool done_ = false;
-  std::thread thread_;
-};
+using Watchdog = gort_test::TestWatchdog;
 
 class SelectTest : public testing::Test {
  private:

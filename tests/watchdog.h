@@ -83,6 +83,14 @@ inline std::string CurrentTestName() {
   return std::string(info->test_suite_name()) + "." + info->name();
 }
 
+// A watchdog for a whole test, named after it: a fixture member, so a lost
+// wakeup anywhere in the test fails fast and by name.
+class TestWatchdog : public Watchdog {
+ public:
+  explicit TestWatchdog(std::chrono::seconds limit = std::chrono::seconds{60})
+      : Watchdog(CurrentTestName(), limit) {}
+};
+
 // gort::Run under a watchdog: a Run that hangs fails the test after
 // kRunLimit instead of blocking until CTest kills it.
 template <class F>
