@@ -66,6 +66,8 @@ void gfpurge(P* pp);
 void mstart(void* arg);
 std::int64_t mReserveID() ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock);
 M* newm(void (*fn)(), P* pp, bool spinning, std::int64_t id = -1);
+M* allocm(void (*fn)(), P* pp, bool spinning, std::int64_t id = -1);
+void newm1(M* mp);
 void startm(P* pp, bool spinning);
 void stopm();
 void handoffp(P* pp);

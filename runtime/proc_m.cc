@@ -56,6 +56,13 @@ std::int64_t mReserveID() { return sched.mnext++; }
 // newm mirrors Go's newm: a new M and thread, starting with pp (or fn); id
 // comes from mReserveID, or -1 to reserve one here.
 M* newm(void (*fn)(), P* pp, bool spinning, std::int64_t id) {
+  M* mp = allocm(fn, pp, spinning, id);
+  newm1(mp);
+  return mp;
+}
+
+// allocm mirrors Go's allocm: the M and its g0, counted, not yet running.
+M* allocm(void (*fn)(), P* pp, bool spinning, std::int64_t id) {
   M* mp = new M;
   mp->g0 = new G;
   mp->g0->m = mp;
@@ -68,10 +75,14 @@ M* newm(void (*fn)(), P* pp, bool spinning, std::int64_t id) {
   mp->alllink = allm;
   allm = mp;
   unlock(&sched.lock);
+  return mp;
+}
+
+// newm1 mirrors Go's newm1: start mp's thread.
+void newm1(M* mp) {
   if (!os::newosproc(mstart, mp, &mp->thread)) {
     throw_("newosproc: cannot create a thread");
   }
-  return mp;
 }
 
 // mput mirrors Go's mput: put mp on the idle list, then look for deadlock.

@@ -292,8 +292,11 @@ void internal::RunMain(internal::Func main, const Options& options) {
   globrunqput(mainG);
   unlock(&sched.lock);
   running.store(true);
-  startm(nullptr, false);  // first, so sysmon's checkdead sees a running M
-  newm(sysmon, nullptr, false);
+  // sysmon's M is made first, so nothing allocates once main runs, and
+  // started last, so its first checkdead sees main's M running.
+  M* sysmonM = allocm(sysmon, nullptr, false);
+  startm(nullptr, false);
+  newm1(sysmonM);
 
   notesleep(&sched.mainDone);
   while (!wakeAllForExit()) os::usleep(50);

@@ -32,9 +32,11 @@ int getproccount();
 // An OS thread handle.
 struct Thread {
   std::uintptr_t handle = 0;
+  void (*fn)(void*) = nullptr;  // what the thread runs, kept here so that
+  void* arg = nullptr;          // starting a thread allocates nothing
 };
 // newosproc: starts an OS thread running fn(arg) (Go's newosproc); false on
-// failure.
+// failure. *out must stay put until the thread has started.
 bool newosproc(void (*fn)(void*), void* arg, Thread* out);
 // threadjoin: waits for a thread started by newosproc to finish.
 void threadjoin(Thread t);

@@ -61,15 +61,9 @@ int getproccount() {
 }
 
 namespace {
-struct ThreadStart {
-  void (*fn)(void*);
-  void* arg;
-};
-
 void* threadEntry(void* p) {
-  ThreadStart start = *static_cast<ThreadStart*>(p);
-  delete static_cast<ThreadStart*>(p);
-  start.fn(start.arg);
+  Thread* t = static_cast<Thread*>(p);
+  t->fn(t->arg);
   return nullptr;
 }
 }  // namespace
@@ -80,13 +74,11 @@ bool newosproc(void (*fn)(void*), void* arg, Thread* out) {
   pthread_attr_init(&attr);
   pthread_attr_setstacksize(&attr, 256 * 1024);
   pthread_t tid;
-  auto* start = new ThreadStart{fn, arg};
-  int err = pthread_create(&tid, &attr, threadEntry, start);
+  out->fn = fn;
+  out->arg = arg;
+  int err = pthread_create(&tid, &attr, threadEntry, out);
   pthread_attr_destroy(&attr);
-  if (err != 0) {
-    delete start;
-    return false;
-  }
+  if (err != 0) return false;
   out->handle = static_cast<std::uintptr_t>(tid);
   return true;
 }
