@@ -73,14 +73,16 @@ bool newosproc(void (*fn)(void*), void* arg, Thread* out) {
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   pthread_attr_setstacksize(&attr, 256 * 1024);
-  pthread_t tid;
   out->fn = fn;
   out->arg = arg;
-  int err = pthread_create(&tid, &attr, threadEntry, out);
+  // pthread_create stores the id before the thread starts, so whoever the
+  // new thread later synchronises with (Run, joining it) sees the id; a
+  // store after the call could come after the thread has already exited.
+  static_assert(sizeof(pthread_t) == sizeof(out->handle));
+  int err = pthread_create(reinterpret_cast<pthread_t*>(&out->handle), &attr,
+                           threadEntry, out);
   pthread_attr_destroy(&attr);
-  if (err != 0) return false;
-  out->handle = static_cast<std::uintptr_t>(tid);
-  return true;
+  return err == 0;
 }
 
 void threadjoin(Thread t) {

@@ -35,7 +35,7 @@ struct ParkInDestructor {
   long* before;
   long* after;
   ~ParkInDestructor() {
-    *before = Tid();
+    __atomic_store_n(before, Tid(), __ATOMIC_RELEASE);  // main polls it
     c.Recv();  // parks while the exception unwinds through this frame
     *after = Tid();
   }
@@ -104,7 +104,7 @@ TEST(EhStateTest, CatchBlockParkedResumesElsewhereAndRethrows) {
         try {
           throw std::runtime_error("parked in catch");
         } catch (const std::runtime_error&) {
-          *before = Tid();
+          __atomic_store_n(before, Tid(), __ATOMIC_RELEASE);  // main polls it
           c.Recv();
           *after = Tid();
           EXPECT_TRUE(std::current_exception() != nullptr);
