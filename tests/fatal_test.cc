@@ -1,0 +1,255 @@
+// tests/fatal_test.cc: misuse of the runtime ends the program with a clear,
+// Go-style message and exit status 2, and hostile configuration (bad
+// $GOMAXPROCS, garbage $GODEBUG, absurd Options.stack_size, huge channel
+// capacities) gives a warning or a gort::Panic instead of a crash.
+//
+// Already covered elsewhere, so not repeated here:
+//   - send on closed channel escaping a goroutine:
+//     chan_test ChanDeathTest.UncaughtChannelPanicInGoroutineIsFatal
+//   - negative WaitGroup counter escaping a goroutine:
+//     sync_test WaitGroupDeathTest.UncaughtNegativeCounterPanicEndsProgram
+//   - unlock of an unlocked Mutex: sync_test MutexDeathTest.*
+//   - GOMAXPROCS=abc / -1 / 0 / 4x and 1000:
+//     proc_test GomaxprocsEnvDeathTest.*
+//
+// Every death test runs in the threadsafe style (the child re-executes the
+// binary) because the runtime makes threads. A child that could hang is
+// bounded by RunGuarded's watchdog (exit 3, which fails the expectation).
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <string>
+#include <thread>
+
+#include "gort/gort.h"
+#include "gtest/gtest.h"
+#include "watchdog.h"
+
+namespace {
+
+using namespace std::chrono_literals;
+using gort_test::Procs;
+using gort_test::RunGuarded;
+
+class FatalDeathTest : public ::testing::Test {
+ protected:
+  void SetUp() override { GTEST_FLAG_SET(death_test_style, "threadsafe"); }
+};
+
+// Keeps the calling goroutine alive (sleeping, so other goroutines and
+// threads run) for at most 10 s, then ends the child with status 4 so a
+// missing fatal error fails the test instead of hanging it.
+void SleepThenFail(const char* what) {
+  const std::int64_t deadline = gort::Nanotime() + 10'000'000'000;
+  while (gort::Nanotime() < deadline) gort::Sleep(1ms);
+  std::fprintf(stderr, "test: %s did not end the program\n", what);
+  std::_Exit(4);
+}
+
+// ---------------------------------------------------------------------------
+// Run misuse
+
+TEST_F(FatalDeathTest, RunInsideAGoroutineIsFatal) {
+  EXPECT_EXIT(RunGuarded(
+                  [] {
+                    gort::Run([] {});
+                    std::_Exit(4);  // Run must not return.
+                  },
+                  Procs(2)),
+              ::testing::ExitedWithCode(2),
+              "fatal error: gort.Run called from inside the runtime");
+}
+
+TEST_F(FatalDeathTest, RunInsideANonMainGoroutineIsFatal) {
+  EXPECT_EXIT(RunGuarded(
+                  [] {
+                    gort::Go([] { gort::Run([] {}); });
+                    SleepThenFail("nested Run");
+                  },
+                  Procs(2)),
+              ::testing::ExitedWithCode(2),
+              "fatal error: gort.Run called from inside the runtime");
+}
+
+TEST_F(FatalDeathTest, ConcurrentRunFromAnotherThreadIsFatal) {
+  EXPECT_EXIT(RunGuarded(
+                  [] {
+                    // A plain thread, not a runtime M: getg() is null there,
+                    // so only the in-progress check can stop it. The first
+                    // Run is certainly in progress while main sleeps.
+                    std::thread([] {
+                      gort::Run([] {});
+                      std::fprintf(stderr, "test: second Run returned\n");
+                      std::_Exit(5);
+                    }).detach();
+                    SleepThenFail("concurrent Run");
+                  },
+                  Procs(2)),
+              ::testing::ExitedWithCode(2),
+              "fatal error: gort.Run called while another Run is in "
+              "progress");
+}
+
+// ---------------------------------------------------------------------------
+// Hostile input
+
+// For death-test children: runs with $GOMAXPROCS = value and exits 0 if
+// GOMAXPROCS(0) was want (-1: what it is with $GOMAXPROCS unset), else 1.
+[[noreturn]] void RunWithGomaxprocsEnv(const char* value, int want) {
+  if (want < 0) {
+    unsetenv("GOMAXPROCS");
+    RunGuarded([&] { want = gort::GOMAXPROCS(0); });
+  }
+  setenv("GOMAXPROCS", value, 1);
+  int got = 0;
+  RunGuarded([&] { got = gort::GOMAXPROCS(0); });
+  if (got != want) {
+    std::fprintf(stderr, "test: GOMAXPROCS(0) = %d, want %d\n", got, want);
+    std::_Exit(1);
+  }
+  std::_Exit(0);
+}
+
+TEST_F(FatalDeathTest, HugeGomaxprocsEnvIsCappedWithAWarning) {
+  EXPECT_EXIT(RunWithGomaxprocsEnv("99999999", 256),
+              ::testing::ExitedWithCode(0),
+              "gort: GOMAXPROCS=99999999 is above the limit; using 256");
+}
+
+TEST_F(FatalDeathTest, OverflowingGomaxprocsEnvIsIgnoredWithAWarning) {
+  // Beyond long: strtol reports ERANGE; the CPU count is used.
+  EXPECT_EXIT(RunWithGomaxprocsEnv("99999999999999999999999", -1),
+              ::testing::ExitedWithCode(0),
+              "gort: ignoring invalid GOMAXPROCS");
+}
+
+// Runs a little goroutine traffic; exits 0 if it all completed.
+[[noreturn]] void RunTrafficAndExit(const gort::Options& options) {
+  int sum = 0;
+  RunGuarded(
+      [&] {
+        auto c = gort::MakeChan<int>();
+        gort::WaitGroup wg;
+        for (int i = 1; i <= 10; i++) {
+          wg.Add(1);
+          gort::Go([c, i, &wg] {
+            c.Send(i);
+            wg.Done();
+          });
+        }
+        for (int i = 0; i < 10; i++) sum += c.Recv();
+        wg.Wait();
+      },
+      options);
+  if (sum != 55) {
+    std::fprintf(stderr, "test: sum = %d, want 55\n", sum);
+    std::_Exit(1);
+  }
+  std::_Exit(0);
+}
+
+TEST_F(FatalDeathTest, GarbageGodebugWarnsAndRunStillWorks) {
+  EXPECT_EXIT(
+      {
+        setenv("GODEBUG", "schedtrace=abc,zzz=1,,=", 1);
+        RunTrafficAndExit(Procs(2));
+      },
+      ::testing::ExitedWithCode(0),
+      "gort: GODEBUG: bad value \"abc\" for schedtrace ignored\n"
+      "gort: GODEBUG: unknown key \"zzz\" ignored\n"
+      "gort: GODEBUG: unknown key \"\" ignored");
+}
+
+TEST_F(FatalDeathTest, MalformedGodebugFieldWarns) {
+  EXPECT_EXIT(
+      {
+        setenv("GODEBUG", "justakey,scheddetail=-1,schedtrace=99999999999999",
+               1);
+        RunTrafficAndExit(Procs(2));
+      },
+      ::testing::ExitedWithCode(0),
+      "gort: GODEBUG: malformed setting \"justakey\" ignored\n"
+      "gort: GODEBUG: bad value \"-1\" for scheddetail ignored\n"
+      "gort: GODEBUG: bad value \"99999999999999\" for schedtrace ignored");
+}
+
+TEST_F(FatalDeathTest, TinyStackSizeWarnsAndGoroutinesRun) {
+  EXPECT_EXIT(
+      {
+        gort::Options options = Procs(2);
+        options.stack_size = 1;
+        RunTrafficAndExit(options);
+      },
+      ::testing::ExitedWithCode(0),
+      "gort: Options.stack_size=1 is too small; using 16384");
+}
+
+TEST_F(FatalDeathTest, HugeStackSizeWarnsAndGoroutinesRun) {
+  EXPECT_EXIT(
+      {
+        gort::Options options = Procs(2);
+        options.stack_size = std::size_t{1} << 40;
+        RunTrafficAndExit(options);
+      },
+      ::testing::ExitedWithCode(0),
+      "gort: Options.stack_size=1099511627776 is too large; using "
+      "1073741824");
+}
+
+TEST_F(FatalDeathTest, AbsurdMaxprocsOptionIsCappedWithAWarning) {
+  EXPECT_EXIT(
+      {
+        int got = 0;
+        RunGuarded([&] { got = gort::GOMAXPROCS(0); }, Procs(99999999));
+        std::_Exit(got == 256 ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0),
+      "gort: Options.maxprocs=99999999 is above the limit; using 256");
+}
+
+// Not a death test: a huge capacity is a catchable gort::Panic, inside and
+// outside Run, and the runtime keeps working afterwards.
+struct Big {
+  char bytes[1024];
+};
+
+template <class T>
+void ExpectMakechanOutOfRange(std::size_t cap) {
+  try {
+    auto c = gort::MakeChan<T>(cap);
+    ADD_FAILURE() << "MakeChan(" << cap << ") returned, cap " << c.Cap();
+  } catch (const gort::Panic& p) {
+    EXPECT_STREQ(p.what(), "makechan: size out of range") << "cap " << cap;
+  }
+}
+
+TEST(MakechanTest, HugeCapacityPanicsInsideRun) {
+  int checked = 0;
+  RunGuarded(
+      [&] {
+        ExpectMakechanOutOfRange<int>(std::numeric_limits<std::size_t>::max());
+        ExpectMakechanOutOfRange<int>(std::size_t{1} << 40);
+        ExpectMakechanOutOfRange<int>(std::size_t{1} << 32);
+        // Fits in 32 bits but is more than 1 TiB of elements.
+        ExpectMakechanOutOfRange<Big>(std::size_t{0xffffffff});
+        // The runtime still works.
+        auto c = gort::MakeChan<int>(1);
+        gort::Go([c] { c.Send(42); });
+        checked = c.Recv();
+      },
+      Procs(2));
+  EXPECT_EQ(checked, 42);
+}
+
+TEST(MakechanTest, HugeCapacityPanicsOutsideRun) {
+  ExpectMakechanOutOfRange<int>(std::numeric_limits<std::size_t>::max());
+  ExpectMakechanOutOfRange<int>(std::size_t{1} << 40);
+}
+
+}  // namespace
