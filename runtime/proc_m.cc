@@ -266,6 +266,23 @@ void checkdead() {
   for (G* gp = allgs; gp != nullptr; gp = gp->alllink) {
     std::uint32_t s = readgstatus(gp);
     if (s == _Grunnable || s == _Grunning || s == _Gsyscall) {
+      // Go prints the same before this throw; the counts say which M was
+      // wrongly thought idle.
+      printErr("runtime: checkdead: find g ");
+      printErrInt(gp->goid);
+      printErr(" in status ");
+      printErrInt(s);
+      printErr(" (mcount=");
+      printErrInt(sched.mnext);
+      printErr(" nmidle=");
+      printErrInt(sched.nmidle);
+      printErr(" nmsys=");
+      printErrInt(sched.nmsys);
+      printErr(" npidle=");
+      printErrInt(sched.npidle.load());
+      printErr(" runqsize=");
+      printErrInt(sched.runqsize.load());
+      printErr(")\n");
       unlock(&allglock);
       throw_("checkdead: runnable g");
     }
