@@ -248,50 +248,33 @@ void PrintUsage(FILE* out) {
 
 Config ParseFlags(int argc, char** argv) {
   Config config;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg.size() < 2 || arg[0] != '-') UsageError("unexpected " + arg);
-    arg.erase(0, arg[1] == '-' ? 2 : 1);  // Accept -flag and --flag.
-    std::string name = arg;
-    std::optional<std::string> value;
-    if (auto eq = arg.find('='); eq != std::string::npos) {
-      name = arg.substr(0, eq);
-      value = arg.substr(eq + 1);
-    }
-    auto need_value = [&]() -> std::string {
-      if (value) return *value;
-      if (i + 1 >= argc) UsageError("flag --" + name + " needs a value");
-      return argv[++i];
-    };
-    auto bool_value = [&]() -> bool {
-      if (!value || *value == "true" || *value == "1") return true;
-      if (*value == "false" || *value == "0") return false;
-      UsageError("flag --" + name + " wants true or false");
-    };
+  gort::bench::FlagReader flags(argc, argv, UsageError);
+  while (flags.Next()) {
+    const std::string& name = flags.name();
     if (name == "help" || name == "h") {
       PrintUsage(stdout);
       std::exit(0);
     } else if (name == "smoke") {
-      config.smoke = bool_value();
+      config.smoke = flags.Bool();
     } else if (name == "stats") {
-      config.stats = bool_value();
+      config.stats = flags.Bool();
     } else if (name == "list") {
-      config.list = bool_value();
+      config.list = flags.Bool();
     } else if (name == "child") {
-      config.child = bool_value();
+      config.child = flags.Bool();
     } else if (name == "bench") {
-      config.bench = need_value();
+      config.bench = flags.Value();
     } else if (name == "benchtime") {
-      std::string v = need_value();
+      std::string v = flags.Value();
       auto b = Benchtime::Parse(v);
       if (!b) UsageError("bad --benchtime " + v);
       config.benchtime = *b;
     } else if (name == "count") {
-      auto n = gort::bench::ParsePositiveInt(need_value());
+      auto n = gort::bench::ParsePositiveInt(flags.Value());
       if (!n || *n > 1000) UsageError("bad --count");
       config.count = static_cast<int>(*n);
     } else if (name == "procs") {
-      std::string v = need_value();
+      std::string v = flags.Value();
       std::vector<int> procs;
       std::size_t pos = 0;
       while (pos <= v.size()) {
@@ -305,19 +288,19 @@ Config ParseFlags(int argc, char** argv) {
       config.procs = procs;
       config.child_procs = procs.front();
     } else if (name == "usleep") {
-      config.usleep = need_value();
+      config.usleep = flags.Value();
       if (!ParseUsleep(config.usleep)) {
         UsageError("bad --usleep " + config.usleep +
                    " (want auto, lowres or highres)");
       }
     } else if (name == "goroutines") {
-      auto n = gort::bench::ParsePositiveInt(need_value());
+      auto n = gort::bench::ParsePositiveInt(flags.Value());
       if (!n || *n > 100'000'000) UsageError("bad --goroutines");
       config.goroutines = *n;
     } else if (name == "go") {
-      config.go_binary = need_value();
+      config.go_binary = flags.Value();
     } else if (name == "timeout") {
-      std::string v = need_value();
+      std::string v = flags.Value();
       char* end = nullptr;
       double s = std::strtod(v.c_str(), &end);
       if (end == v.c_str() || *end != '\0' || !(s > 0)) {

@@ -64,6 +64,54 @@ inline std::optional<std::int64_t> ParseDuration(const std::string& text) {
   return static_cast<std::int64_t>(ns);
 }
 
+// FlagReader walks argv as the tools' flags: -name or --name, each with an
+// optional =value or, for flags that need one, the next argument. Errors go
+// to the tool's usage_error, which does not return.
+class FlagReader {
+ public:
+  FlagReader(int argc, char** argv,
+             void (*usage_error)(const std::string& message))
+      : argc_(argc), argv_(argv), usage_error_(usage_error) {}
+
+  // Moves to the next flag; false when argv is used up.
+  bool Next() {
+    if (++i_ >= argc_) return false;
+    std::string arg = argv_[i_];
+    if (arg.size() < 2 || arg[0] != '-') usage_error_("unexpected " + arg);
+    arg.erase(0, arg[1] == '-' ? 2 : 1);  // Accept -flag and --flag.
+    name_ = arg;
+    value_.reset();
+    if (auto eq = arg.find('='); eq != std::string::npos) {
+      name_ = arg.substr(0, eq);
+      value_ = arg.substr(eq + 1);
+    }
+    return true;
+  }
+  // The current flag's name, without dashes or value.
+  const std::string& name() const { return name_; }
+  // The current flag's value: after '=', else the next argument.
+  std::string Value() {
+    if (value_) return *value_;
+    if (i_ + 1 >= argc_) usage_error_("flag --" + name_ + " needs a value");
+    return argv_[++i_];
+  }
+  // A boolean flag: --flag, --flag=true|1 or --flag=false|0.
+  bool Bool() {
+    if (!value_ || *value_ == "true" || *value_ == "1") return true;
+    if (*value_ == "false" || *value_ == "0") return false;
+    usage_error_("flag --" + name_ + " wants true or false");
+    return false;
+  }
+
+ private:
+  int argc_;
+  char** argv_;
+  void (*usage_error_)(const std::string&);
+  int i_ = 0;
+  std::string name_;
+  std::optional<std::string> value_;
+};
+
 // Parses a decimal integer > 0.
 inline std::optional<std::int64_t> ParsePositiveInt(const std::string& text) {
   if (text.empty()) return std::nullopt;

@@ -167,44 +167,26 @@ void PrintUsage(FILE* out) {
 
 Config ParseFlags(int argc, char** argv) {
   Config config;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg.size() < 2 || arg[0] != '-') UsageError("unexpected " + arg);
-    arg.erase(0, arg[1] == '-' ? 2 : 1);  // Accept -flag and --flag.
-    std::string name = arg;
-    std::optional<std::string> value;
-    if (auto eq = arg.find('='); eq != std::string::npos) {
-      name = arg.substr(0, eq);
-      value = arg.substr(eq + 1);
-    }
-    auto need_value = [&]() -> std::string {
-      if (value) return *value;
-      if (i + 1 >= argc) UsageError("flag --" + name + " needs a value");
-      return argv[++i];
-    };
-    // Boolean flags: --flag, --flag=true or --flag=false.
-    auto bool_value = [&]() -> bool {
-      if (!value || *value == "true" || *value == "1") return true;
-      if (*value == "false" || *value == "0") return false;
-      UsageError("flag --" + name + " wants true or false");
-    };
+  gort::bench::FlagReader flags(argc, argv, UsageError);
+  while (flags.Next()) {
+    const std::string& name = flags.name();
     if (name == "help" || name == "h") {
       PrintUsage(stdout);
       std::exit(0);
     } else if (name == "smoke") {
-      config.smoke = bool_value();
+      config.smoke = flags.Bool();
     } else if (name == "stats") {
-      config.stats = bool_value();
+      config.stats = flags.Bool();
     } else if (name == "list") {
-      config.list = bool_value();
+      config.list = flags.Bool();
     } else if (name == "isolate") {
-      config.isolate = bool_value();
+      config.isolate = flags.Bool();
     } else if (name == "count") {
-      auto n = ParsePositiveInt(need_value());
+      auto n = ParsePositiveInt(flags.Value());
       if (!n || *n > 1000) UsageError("bad --count");
       config.count = static_cast<int>(*n);
     } else if (name == "benchtime") {
-      std::string v = need_value();
+      std::string v = flags.Value();
       config.benchtime_text = v;
       if (!v.empty() && v.back() == 'x') {
         auto n = ParsePositiveInt(v.substr(0, v.size() - 1));
@@ -217,9 +199,9 @@ Config ParseFlags(int argc, char** argv) {
         config.fixed_n = 0;
       }
     } else if (name == "bench") {
-      config.bench = need_value();
+      config.bench = flags.Value();
     } else if (name == "mode") {
-      std::string v = need_value();
+      std::string v = flags.Value();
       if (v == "both") {
         config.modes = {&kModes[0], &kModes[1]};
       } else if (v == kModes[0].name) {
@@ -230,7 +212,7 @@ Config ParseFlags(int argc, char** argv) {
         UsageError("bad --mode " + v + " (want lowres, highres or both)");
       }
     } else if (name == "timeout") {
-      std::string v = need_value();
+      std::string v = flags.Value();
       char* end = nullptr;
       double s = std::strtod(v.c_str(), &end);
       if (end == v.c_str() || *end != '\0' || !(s > 0)) {
