@@ -79,6 +79,8 @@ P* pidleget(std::int64_t now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock);
 void mput(M* mp) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock);
 M* mget() ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock);
 void checkdead() ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock);
+// incidlelocked mirrors Go's incidlelocked (see retake).
+void incidlelocked(std::int32_t v) ABSL_LOCKS_EXCLUDED(sched.lock);
 void gcstopm();
 [[noreturn]] void mexit(M* mp);
 [[noreturn]] void parkForever();

@@ -254,12 +254,21 @@ void gcstopm() {
   stopm();
 }
 
+// incidlelocked mirrors Go's incidlelocked: retake pretends one more M
+// runs while it holds a P between its CAS and handoffp.
+void incidlelocked(std::int32_t v) {
+  lock(&sched.lock);
+  sched.nmidlelocked += v;
+  if (v > 0) checkdead();
+  unlock(&sched.lock);
+}
+
 // checkdead mirrors Go's checkdead: called with sched.lock held when an M
 // goes idle.
 void checkdead() {
   if (sched.exiting.load(std::memory_order_acquire)) return;
   std::int32_t run = static_cast<std::int32_t>(sched.mnext) - sched.nmidle -
-                     sched.nmsys - sched.nmexited;
+                     sched.nmidlelocked - sched.nmsys - sched.nmexited;
   if (run > 0) return;
   if (run < 0) throw_("checkdead: inconsistent counts");
   lock(&allglock);
@@ -276,6 +285,8 @@ void checkdead() {
       printErrInt(sched.mnext);
       printErr(" nmidle=");
       printErrInt(sched.nmidle);
+      printErr(" nmidlelocked=");
+      printErrInt(sched.nmidlelocked);
       printErr(" nmsys=");
       printErrInt(sched.nmsys);
       printErr(" npidle=");

@@ -103,6 +103,7 @@ void resetSched() ABSL_NO_THREAD_SAFETY_ANALYSIS {
   sched.goidgen.store(0);
   sched.midle = nullptr;
   sched.nmidle = 0;
+  sched.nmidlelocked = 0;
   sched.mnext = 0;
   sched.nmsys = 0;
   sched.nmexited = 0;

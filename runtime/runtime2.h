@@ -199,6 +199,9 @@ struct schedt {
 
   M* midle ABSL_GUARDED_BY(lock) = nullptr;
   std::int32_t nmidle ABSL_GUARDED_BY(lock) = 0;
+  // Go counts idle Ms locked to a G here; gort has no LockOSThread, so only
+  // retake moves it (below zero while it holds a P in limbo).
+  std::int32_t nmidlelocked ABSL_GUARDED_BY(lock) = 0;
   std::int64_t mnext ABSL_GUARDED_BY(lock) = 0;  // ids; also Ms created
   std::int32_t nmsys ABSL_GUARDED_BY(lock) = 0;  // system Ms (sysmon)
   std::int32_t nmexited ABSL_GUARDED_BY(lock) = 0;

@@ -110,7 +110,9 @@ void schedtrace(bool detailed) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   if (detailed) {
     out += " gcwaiting=";
     num(sched.gcwaiting.load());
-    out += " nmidlelocked=0 stopwait=";
+    out += " nmidlelocked=";
+    num(sched.nmidlelocked);
+    out += " stopwait=";
     num(sched.stopwait);
     out += " sysmonwait=";
     num(sched.sysmonwait.load());

@@ -60,6 +60,10 @@ std::uint32_t retake(std::int64_t now) {
         pp->sysmonSyscallwhen + 10'000'000 > now) {
       continue;
     }
+    // Count one more running M before the CAS: once it succeeds, the M in
+    // the syscall may return, find no P, go idle and call checkdead while
+    // pp is still in our hands and no M looks runnable (Go does the same).
+    incidlelocked(-1);
     if (pp->status.compare_exchange_strong(s, _Pidle,
                                            std::memory_order_acq_rel)) {
       n++;
@@ -67,6 +71,7 @@ std::uint32_t retake(std::int64_t now) {
       sched.handoffs.fetch_add(1, std::memory_order_relaxed);
       handoffp(pp);
     }
+    incidlelocked(1);
   }
   return n;
 }

@@ -14,6 +14,7 @@
 #include <sched.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -1165,6 +1166,28 @@ TEST(SyscallTest, SysmonRetakesPFromGoroutineBlockedInSyscall) {
   EXPECT_TRUE(r.worked_after);
   EXPECT_GT(r.stats.handoffs, 0);
   EXPECT_GE(r.stats.threads, 2);
+}
+
+// A syscall that returns just after sysmon has taken its P, before handoffp
+// has put the P anywhere, must not look like a deadlock (Go's incidlelocked
+// in retake): short sleeps in Syscall at GOMAXPROCS 1 make sysmon retake
+// again and again while each call returns.
+TEST(SyscallTest, ReturnRacingRetakeIsNotADeadlock) {
+  std::int64_t handoffs = 0;
+  RunGuarded(
+      [&] {
+        const std::int64_t deadline = DeadlineFromNow();
+        for (int i = 0; i < Scaled(20000) && gort::Nanotime() < deadline;
+             ++i) {
+          gort::Syscall([] {
+            struct timespec ts = {0, 30'000};
+            nanosleep(&ts, nullptr);
+          });
+        }
+        handoffs = gort::ReadStats().handoffs;
+      },
+      Procs(1));
+  EXPECT_GT(handoffs, 0) << "sysmon never retook the P: the race was not run";
 }
 
 TEST(SyscallTest, BlockingSyscallHandsOffPAtOnce) {
