@@ -29,6 +29,7 @@ void setDebugVar(const std::string& key, const std::string& value) {
   int* dst = nullptr;
   if (key == "schedtrace") dst = &debug.schedtrace;
   if (key == "scheddetail") dst = &debug.scheddetail;
+  if (key == "blockwarn") dst = &debug.blockwarn;
   if (dst == nullptr) {
     warnGodebug("unknown key \"" + key + "\" ignored");
     return;
