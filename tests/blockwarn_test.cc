@@ -115,10 +115,11 @@ class BlockWarnTest : public ::testing::Test {
   void TearDown() override { unsetenv("GODEBUG"); }
 };
 
-// Blocking in gort::Syscall / BlockingSyscall, parking on channels, and
-// computing for ten thresholds without a scheduling point: no warning.
+// Blocking in gort::Syscall / BlockingSyscall for over two thresholds,
+// parking on channels, and computing for six thresholds without a
+// scheduling point: no warning.
 TEST_F(BlockWarnTest, WellBehavedProgramGetsNoWarning) {
-  setenv("GODEBUG", "blockwarn=20", 1);
+  setenv("GODEBUG", "blockwarn=50", 1);
   RunGuarded(
       [] {
         gort::WaitGroup wg;
@@ -140,14 +141,14 @@ TEST_F(BlockWarnTest, WellBehavedProgramGetsNoWarning) {
           wg.Done();
         });
         gort::Go([&] {
-          for (int i = 0; i < 3; i++) {
-            gort::Syscall([] { RawSleepMs(60); });
-            gort::BlockingSyscall([] { RawSleepMs(60); });
+          for (int i = 0; i < 2; i++) {
+            gort::Syscall([] { RawSleepMs(120); });
+            gort::BlockingSyscall([] { RawSleepMs(120); });
           }
           wg.Done();
         });
         gort::Go([&] {
-          const std::int64_t end = gort::Nanotime() + 200'000'000;
+          const std::int64_t end = gort::Nanotime() + 300'000'000;
           volatile std::uint64_t x = 0;
           while (gort::Nanotime() < end) x = x + 1;
           wg.Done();

@@ -118,8 +118,10 @@ void DoSelect(World* w, int p, const Instr& in, int* seq) {
     OnPanic(e, log, -1, false, p);
     return;
   }
-  if (got < 0) return;
-  Check(dflt || got < n, Prog(p) + ": select returned default without one");
+  if (got < 0) {
+    Check(dflt, Prog(p) + ": select returned default without one");
+    return;
+  }
   if (cs[got].send) {
     log.sent.emplace_back(cs[got].ch, cs[got].value);
   } else {
