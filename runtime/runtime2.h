@@ -101,7 +101,7 @@ struct G {
   void* ctx = nullptr;  // saved fcontext: the gobuf
   struct stack stack;
   std::atomic<std::uint32_t> atomicstatus{_Gidle};
-  std::int64_t goid = 0;
+  std::atomic<std::int64_t> goid{0};  // atomic: sysmon may print it (blockwarn)
   M* m = nullptr;         // M running this G, or nullptr
   G* schedlink = nullptr;  // run queue and free list link
   internal::Func fn;      // the goroutine body; empty once it has run

@@ -72,7 +72,8 @@ void checkblocked(P* pp, std::int64_t now) {
   if (pp->blockSamples < 2) return;
   pp->blockWarned = true;
   sched.blockWarnings.fetch_add(1, std::memory_order_relaxed);
-  std::string msg = "runtime: goroutine " + std::to_string(gp->goid) +
+  std::int64_t goid = gp->goid.load(std::memory_order_relaxed);
+  std::string msg = "runtime: goroutine " + std::to_string(goid) +
                     " has held P " + std::to_string(pp->id) + " for " +
                     std::to_string(held / 1000000) +
                     " ms without reaching a scheduling point, its thread "
