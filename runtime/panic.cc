@@ -60,11 +60,17 @@ void initFaultHandler() {
 #endif
 }
 
+void dieFatal() {
+  const char* tb = os::getenv("GOTRACEBACK");
+  if (tb != nullptr && std::strcmp(tb, "crash") == 0) os::crash();
+  os::exit(2);
+}
+
 void throw_(const char* msg) {
   printErr("fatal error: ");
   printErr(msg);
   printErr("\n");
-  os::exit(2);
+  dieFatal();
 }
 
 void fatalpanic(const char* msg, std::int64_t goid) {
@@ -73,7 +79,7 @@ void fatalpanic(const char* msg, std::int64_t goid) {
   printErr("\n\ngoroutine ");
   printErrInt(goid);
   printErr(" [running]:\n");
-  os::exit(2);
+  dieFatal();
 }
 
 }  // namespace gort::runtime

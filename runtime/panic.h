@@ -7,11 +7,17 @@
 
 namespace gort::runtime {
 
-// throw_ prints "fatal error: msg" and exits with status 2 (Go's throw).
+// throw_ prints "fatal error: msg" and exits with status 2 (Go's throw);
+// with GOTRACEBACK=crash it aborts instead (SIGABRT), as Go does.
 [[noreturn]] void throw_(const char* msg);
 // fatalpanic prints "panic: msg" and "goroutine N [running]:" and exits with
-// status 2 (Go's fatalpanic for an unrecovered panic).
+// status 2 (Go's fatalpanic for an unrecovered panic); GOTRACEBACK=crash
+// aborts instead.
 [[noreturn]] void fatalpanic(const char* msg, std::int64_t goid);
+// dieFatal ends the process after a fatal error or an unrecovered panic:
+// exit status 2, or with GOTRACEBACK=crash an abort (SIGABRT), as Go's
+// crash does, so a debugger, a core dump or a fuzzer's crash handler sees it.
+[[noreturn]] void dieFatal();
 // sigstackoverflow is the fault hook: a fault in the running goroutine's
 // guard page prints "fatal error: stack overflow" and exits with status 2.
 void sigstackoverflow(void* addr);

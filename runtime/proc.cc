@@ -113,9 +113,11 @@ G* newproc1(internal::Func fn, G* callergp) {
       pp->goidcache = sched.goidgen.fetch_add(kGoidCacheBatch) + 1;
       pp->goidcacheend = pp->goidcache + kGoidCacheBatch;
     }
-    newg->goid = static_cast<std::int64_t>(pp->goidcache++);
+    newg->goid.store(static_cast<std::int64_t>(pp->goidcache++),
+                     std::memory_order_relaxed);
   } else {
-    newg->goid = static_cast<std::int64_t>(sched.goidgen.fetch_add(1) + 1);
+    newg->goid.store(static_cast<std::int64_t>(sched.goidgen.fetch_add(1) + 1),
+                     std::memory_order_relaxed);
   }
   sched.ngoroutines.fetch_add(1, std::memory_order_relaxed);
   casgstatus(newg, _Gdead, _Grunnable);
@@ -334,7 +336,8 @@ static G* mainexit0(G* gp) {
 // goexit1 mirrors Go's goexit1.
 void goexit1() {
   G* gp = getg();
-  mcall(gp->goid == 1 ? mainexit0 : goexit0, true);
+  mcall(gp->goid.load(std::memory_order_relaxed) == 1 ? mainexit0 : goexit0,
+        true);
 }
 
 // execute mirrors Go's execute: run gp on this M until it switches out.

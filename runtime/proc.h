@@ -89,6 +89,7 @@ void gcstopm();
 struct dbgVars {
   int schedtrace = 0;   // ms between SCHED lines; 0 off
   int scheddetail = 0;  // 1: per-P, per-M, per-G lines too
+  int blockwarn = 100;  // ms a goroutine may block its thread unwarned; 0 off
 };
 extern dbgVars debug;
 void parsedebugvars();

@@ -24,6 +24,7 @@ struct mExit {};
 void mstart(void* arg) {
   M* mp = static_cast<M*>(arg);
   setg(mp->g0);
+  mp->tid.store(os::gettid(), std::memory_order_relaxed);
   raceminit(mp);
   minitSignalStack();
   os::setThreadTimerMode(timerMode);
@@ -313,7 +314,7 @@ void checkdead() {
     printErr(waitReasonString(gp->waitreason));
     printErr("]:\n");
   }
-  os::exit(2);
+  dieFatal();
 }
 
 }  // namespace gort::runtime

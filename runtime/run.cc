@@ -129,6 +129,7 @@ void resetSched() ABSL_NO_THREAD_SAFETY_ANALYSIS {
   sched.handoffs.store(0);
   sched.preemptRequests.store(0);
   sched.sysmonWakes.store(0);
+  sched.blockWarnings.store(0);
   sched.ngoroutines.store(0);
   gomaxprocs.store(0);
   allm = nullptr;
@@ -357,6 +358,7 @@ Stats ReadStats() ABSL_NO_THREAD_SAFETY_ANALYSIS {
   s.handoffs = sched.handoffs.load();
   s.preempt_requests = sched.preemptRequests.load();
   s.sysmon_wakes = sched.sysmonWakes.load();
+  s.block_warnings = sched.blockWarnings.load();
   s.usleep = timerMode == os::TimerMode::kHighRes ? UsleepMode::kHighRes
                                                   : UsleepMode::kLowRes;
   return s;

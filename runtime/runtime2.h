@@ -101,7 +101,7 @@ struct G {
   void* ctx = nullptr;  // saved fcontext: the gobuf
   struct stack stack;
   std::atomic<std::uint32_t> atomicstatus{_Gidle};
-  std::int64_t goid = 0;
+  std::atomic<std::int64_t> goid{0};  // atomic: sysmon may print it (blockwarn)
   M* m = nullptr;         // M running this G, or nullptr
   G* schedlink = nullptr;  // run queue and free list link
   internal::Func fn;      // the goroutine body; empty once it has run
@@ -141,6 +141,7 @@ struct M {
   std::uint32_t fastrand[2] = {0, 0};
   std::uint64_t syscalltick = 0;
   os::Thread thread;
+  std::atomic<std::int64_t> tid{0};  // OS thread id, for sysmon's blockwarn
   // 0 running, 1 in a syscall, 2 abandoned in a syscall when Run ended.
   std::atomic<int> syscallState{0};
   std::atomic<bool> exited{false};  // its thread is done with the runtime
@@ -167,6 +168,16 @@ struct P {
   std::int64_t sysmonSchedwhen = 0;
   std::uint32_t sysmonSyscalltick = 0;
   std::int64_t sysmonSyscallwhen = 0;
+  // sysmon's blocked-thread check (GODEBUG=blockwarn; Go has none): the
+  // schedtick and syscalltick it last saw, since when, on which M, and how
+  // many samples in a row found the thread asleep in the kernel.
+  std::uint64_t blockTicks = 0;
+  std::int64_t blockWhen = 0;
+  M* blockM = nullptr;
+  G* blockG = nullptr;
+  std::int64_t blockSampled = 0;
+  int blockSamples = 0;
+  bool blockWarned = false;
 
   std::uint64_t goidcache = 0;
   std::uint64_t goidcacheend = 0;
@@ -247,6 +258,7 @@ struct schedt {
   std::atomic<std::int64_t> handoffs{0};
   std::atomic<std::int64_t> preemptRequests{0};
   std::atomic<std::int64_t> sysmonWakes{0};
+  std::atomic<std::int64_t> blockWarnings{0};
   std::atomic<std::int32_t> ngoroutines{0};
 };
 

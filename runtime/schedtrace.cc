@@ -12,6 +12,7 @@
 #include "os/os.h"
 #include "panic.h"
 #include "proc.h"
+#include "race.h"
 
 namespace gort::runtime {
 
@@ -29,6 +30,7 @@ void setDebugVar(const std::string& key, const std::string& value) {
   int* dst = nullptr;
   if (key == "schedtrace") dst = &debug.schedtrace;
   if (key == "scheddetail") dst = &debug.scheddetail;
+  if (key == "blockwarn") dst = &debug.blockwarn;
   if (dst == nullptr) {
     warnGodebug("unknown key \"" + key + "\" ignored");
     return;
@@ -66,6 +68,12 @@ const char* waitReasonString(waitReason r) {
 // $GODEBUG at each Run.
 void parsedebugvars() {
   debug = dbgVars{};
+#ifdef GORT_TSAN
+  // ThreadSanitizer's runtime blocks threads on its own locks (for tens to
+  // hundreds of ms on a loaded machine), which sysmon cannot tell from a
+  // goroutine blocking its thread: off unless GODEBUG asks for it.
+  debug.blockwarn = 0;
+#endif
   starttime = 0;
   const char* env = os::getenv("GODEBUG");
   if (env == nullptr) return;
@@ -159,7 +167,7 @@ void schedtrace(bool detailed) ABSL_NO_THREAD_SAFETY_ANALYSIS {
       out += ": p=";
       num(pp != nullptr ? pp->id : -1);
       out += " curg=";
-      num(gp != nullptr ? gp->goid : -1);
+      num(gp != nullptr ? gp->goid.load(std::memory_order_relaxed) : -1);
       out += " mallocing=0 throwing=0 preemptoff= locks=0 dying=0 spinning=";
       out += mp->spinning ? "true" : "false";
       out += " blocked=";
@@ -170,7 +178,7 @@ void schedtrace(bool detailed) ABSL_NO_THREAD_SAFETY_ANALYSIS {
     for (G* gp = allgs; gp != nullptr; gp = gp->alllink) {
       M* mp = gp->m;
       out += "  G";
-      num(gp->goid);
+      num(gp->goid.load(std::memory_order_relaxed));
       out += ": status=";
       num(readgstatus(gp));
       out += "(";

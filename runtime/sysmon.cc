@@ -8,6 +8,13 @@
 // and asks goroutines that have run for 10 ms to yield. It wakes by usleep,
 // so usleep's real resolution bounds how fast a P stuck in a syscall comes
 // back: the point of the whole project.
+//
+// gort adds one check Go does not need (checkblocked): a goroutine that
+// blocks its OS thread outside gort::Syscall (a raw blocking call, a
+// std::mutex) holds its P without the runtime knowing, which a Go goroutine
+// cannot do. sysmon warns once per incident (GODEBUG=blockwarn=ms).
+#include <string>
+
 #include "os/os.h"
 #include "panic.h"
 #include "proc.h"
@@ -29,6 +36,52 @@ void preemptone(P* pp) {
   sched.preemptRequests.fetch_add(1, std::memory_order_relaxed);
 }
 
+constexpr std::int64_t kBlockSampleNS = 10'000'000;
+
+// checkblocked warns when the goroutine running on pp has gone
+// debug.blockwarn ms without a scheduling point or syscall (schedtick and
+// syscalltick unchanged, like retake's test) and two samples of its
+// thread's state, kBlockSampleNS apart, find it asleep in the kernel.
+// A goroutine computing for that long is running, not blocked: no warning.
+void checkblocked(P* pp, std::int64_t now) {
+  M* mp = pp->m.load(std::memory_order_acquire);
+  G* gp = mp != nullptr ? mp->curg.load(std::memory_order_acquire) : nullptr;
+  if (gp != nullptr && gp == mp->g0) gp = nullptr;
+  std::uint64_t ticks =
+      pp->schedtick.load(std::memory_order_relaxed) |
+      std::uint64_t{pp->syscalltick.load(std::memory_order_relaxed)} << 32;
+  if (gp == nullptr || ticks != pp->blockTicks || mp != pp->blockM ||
+      gp != pp->blockG) {
+    pp->blockTicks = ticks;
+    pp->blockM = mp;
+    pp->blockG = gp;
+    pp->blockWhen = now;
+    pp->blockSampled = 0;
+    pp->blockSamples = 0;
+    pp->blockWarned = false;
+    return;
+  }
+  std::int64_t held = now - pp->blockWhen;
+  if (pp->blockWarned || held < std::int64_t{debug.blockwarn} * 1000000 ||
+      now - pp->blockSampled < kBlockSampleNS) {
+    return;
+  }
+  pp->blockSampled = now;
+  int blocked = os::threadBlocked(mp->tid.load(std::memory_order_relaxed));
+  pp->blockSamples = blocked == 0 ? 0 : pp->blockSamples + 1;
+  if (pp->blockSamples < 2) return;
+  pp->blockWarned = true;
+  sched.blockWarnings.fetch_add(1, std::memory_order_relaxed);
+  std::int64_t goid = gp->goid.load(std::memory_order_relaxed);
+  std::string msg = "runtime: goroutine " + std::to_string(goid) +
+                    " has held P " + std::to_string(pp->id) + " for " +
+                    std::to_string(held / 1000000) +
+                    " ms without reaching a scheduling point, its thread "
+                    "asleep in the OS (a blocking call outside "
+                    "gort::Syscall? an OS lock such as std::mutex?)\n";
+  os::writeErr(msg.data(), msg.size());
+}
+
 // retake mirrors Go's retake.
 std::uint32_t retake(std::int64_t now) {
   std::uint32_t n = 0;
@@ -48,6 +101,7 @@ std::uint32_t retake(std::int64_t now) {
         sysretake = true;  // a syscall that long: retake it below
       }
     }
+    if (s == _Prunning && debug.blockwarn > 0) checkblocked(pp, now);
     if (s != _Psyscall) continue;
     std::uint32_t t = pp->syscalltick.load(std::memory_order_relaxed);
     if (!sysretake && pp->sysmonSyscalltick != t) {

@@ -15,6 +15,7 @@
 // Every death test runs in the threadsafe style (the child re-executes the
 // binary) because the runtime makes threads. A child that could hang is
 // bounded by RunGuarded's watchdog (exit 3, which fails the expectation).
+#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -94,6 +95,19 @@ TEST_F(FatalDeathTest, ConcurrentRunFromAnotherThreadIsFatal) {
               ::testing::ExitedWithCode(2),
               "fatal error: gort.Run called while another Run is in "
               "progress");
+}
+
+// GOTRACEBACK=crash (as in Go) turns a fatal error's exit status 2 into an
+// abort, which debuggers, core dumps and libFuzzer (scripts/fuzz.sh) catch.
+TEST_F(FatalDeathTest, GotracebackCrashAbortsAfterTheMessage) {
+  EXPECT_EXIT(
+      {
+        setenv("GOTRACEBACK", "crash", 1);
+        RunGuarded([] { gort::MakeChan<int>().Recv(); }, Procs(1));
+        std::_Exit(4);
+      },
+      ::testing::KilledBySignal(SIGABRT),
+      "fatal error: all goroutines are asleep - deadlock!");
 }
 
 // ---------------------------------------------------------------------------

@@ -71,10 +71,20 @@ void installFaultHandler(void (*onFault)(void* addr));
 void minitSignalStack();
 void unminitSignalStack();
 
+// gettid: the calling thread's OS id (Linux's gettid), for threadBlocked.
+std::int64_t gettid();
+// threadBlocked: 1 if thread tid (from gettid) is asleep in the kernel (a
+// blocking call, a lock), 0 if it is running or waiting for a CPU, -1 if
+// the OS cannot tell. For sysmon's blocked-thread warning only.
+int threadBlocked(std::int64_t tid);
+
 // writeErr: writes n bytes to standard error, unbuffered (Go's writeErr).
 void writeErr(const char* s, std::size_t n);
 // exit: ends the process at once with code (Go's exit).
 [[noreturn]] void exit(int code);
+// crash: ends the process with SIGABRT through any handler installed for
+// it (Go's crash, for GOTRACEBACK=crash).
+[[noreturn]] void crash();
 // getenv: an environment variable or nullptr (Go's gogetenv).
 const char* getenv(const char* name);
 

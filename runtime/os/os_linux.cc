@@ -3,6 +3,7 @@
 // the raw-syscall trampolines of runtime/arch; threads, clocks and memory use
 // libc, as the rest of a C++ program does.
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
@@ -10,8 +11,12 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
 
 #include "arch/arch.h"
 #include "os/os.h"
@@ -58,6 +63,29 @@ int getproccount() {
   }
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   return n > 0 ? static_cast<int>(n) : 1;
+}
+
+std::int64_t gettid() { return static_cast<std::int64_t>(syscall(SYS_gettid)); }
+
+// threadBlocked reads the state letter of /proc/self/task/<tid>/stat (after
+// the last ')', since the command name may hold one): S (interruptible
+// sleep) and D (uninterruptible) mean blocked in the kernel; R, and
+// anything else, not.
+int threadBlocked(std::int64_t tid) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/self/task/%lld/stat",
+                static_cast<long long>(tid));
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  char buf[512];
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return -1;
+  buf[n] = '\0';
+  const char* paren = std::strrchr(buf, ')');
+  if (paren == nullptr || paren[1] != ' ') return -1;
+  char state = paren[2];
+  return state == 'S' || state == 'D' ? 1 : 0;
 }
 
 namespace {
@@ -186,6 +214,8 @@ void writeErr(const char* s, std::size_t n) {
 }
 
 void exit(int code) { _exit(code); }
+
+void crash() { abort(); }
 
 const char* getenv(const char* name) { return ::getenv(name); }
 

@@ -138,6 +138,7 @@ struct Stats {
   std::int64_t handoffs = 0;          // Ps retaken from syscalls by sysmon.
   std::int64_t preempt_requests = 0;  // Goroutines flagged by sysmon.
   std::int64_t sysmon_wakes = 0;      // Times sysmon's usleep returned.
+  std::int64_t block_warnings = 0;    // Blocked-thread warnings printed.
   UsleepMode usleep = UsleepMode::kLowRes;  // Mode in effect (never kAuto).
 };
 
