@@ -10,6 +10,7 @@
 #include "os/os.h"
 #include "panic.h"
 #include "proc.h"
+#include "trace.h"
 
 namespace gort::runtime {
 
@@ -134,6 +135,7 @@ G* runqsteal(P* pp, P* p2, bool stealRunNextG) {
   std::uint32_t t = pp->runqtail.load(std::memory_order_relaxed);
   std::uint32_t n = runqgrab(p2, pp->runq, t, stealRunNextG);
   if (n == 0) return nullptr;
+  traceSteal(p2, n);
   sched.steals.fetch_add(1, std::memory_order_relaxed);
   sched.stolen.fetch_add(n, std::memory_order_relaxed);
   n--;
