@@ -98,6 +98,7 @@ void jsonWriter::slice(int pid, int tid, const std::string& name,
                        const char* cat, std::int64_t ts, std::int64_t dur,
                        const std::string& args) {
   begin("X", pid, tid, name, cat, ts);
+  if (dur < 0) dur = 0;
   char buf[32];
   std::snprintf(buf, sizeof buf, "%lld.%03lld",
                 static_cast<long long>(dur / 1000),
@@ -301,6 +302,9 @@ std::string traceJSON(std::vector<traceRecord>& recs, std::int64_t start,
                    [](const traceRecord& a, const traceRecord& b) {
                      return a.ts < b.ts;
                    });
+  // A writer that saw the trace on just before StopTrace may stamp its
+  // record after `end`.
+  if (!recs.empty() && recs.back().ts > end) end = recs.back().ts;
   jsonWriter w(start);
   for (const traceRecord& r : recs) w.handle(r);
   return w.finish(end, dropped);
