@@ -27,7 +27,7 @@ void preemptone(P* pp) {
   G* gp = mp->curg.load(std::memory_order_acquire);
   if (gp == nullptr || gp == mp->g0) return;
   gp->preempt.store(true, std::memory_order_relaxed);
-  tracePreemptReq(gp, pp);
+  tracePreemptReq(pp);
   sched.preemptRequests.fetch_add(1, std::memory_order_relaxed);
 }
 

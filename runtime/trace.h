@@ -29,7 +29,7 @@ enum class traceEv : std::uint8_t {
   GoSysCall,   // g enters a syscall; a0 = 1 if the P is handed off at once
   GoSysExit,   // g leaves it; a0 = 1 fast (has a P, runs on), 0 queued
   ProcRetake,  // sysmon took P a0 from a syscall (handoffp)
-  PreemptReq,  // sysmon asked g (running on P a0) to yield
+  PreemptReq,  // sysmon asked the goroutine running on P a0 to yield
   Steal,       // this P stole a1 goroutines from P a0
   MPark,       // this M parks (stopm, or sleeps for timers)
   MUnpark,     // this M wakes up
@@ -110,9 +110,11 @@ inline void traceGoSysExit(G* gp, bool fast) {
 inline void traceProcRetake(P* pp) {
   if (traceEnabled()) traceEvent(traceEv::ProcRetake, 0, pp->id);
 }
-// tracePreemptReq: sysmon flagged gp, running on pp, to yield.
-inline void tracePreemptReq(G* gp, P* pp) {
-  if (traceEnabled()) traceEvent(traceEv::PreemptReq, gp->goid, pp->id);
+// tracePreemptReq: sysmon flagged the goroutine running on pp to yield (its
+// goid is not read here: that G may be exiting and reused meanwhile; it
+// records GoPreempt itself when it yields).
+inline void tracePreemptReq(P* pp) {
+  if (traceEnabled()) traceEvent(traceEv::PreemptReq, 0, pp->id);
 }
 // traceSteal: runqsteal took n goroutines from victim.
 inline void traceSteal(P* victim, std::uint32_t n) {

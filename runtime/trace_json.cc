@@ -221,8 +221,8 @@ void jsonWriter::handle(const traceRecord& r) {
       break;
     case traceEv::PreemptReq:
       sysmonMs_.insert(r.m);
-      instant(r, "preempt G" + g, "PreemptReq",
-              gArg + ",\"target_p\":" + num(r.a0));
+      instant(r, "preempt request P" + num(r.a0), "PreemptReq",
+              "\"target_p\":" + num(r.a0));
       break;
     case traceEv::Steal:
       instant(r, "steal " + num(r.a1) + " from P" + num(r.a0), "Steal",

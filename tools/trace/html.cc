@@ -164,12 +164,18 @@ std::string Legend() {
 
 }  // namespace
 
+// A browser stays responsive up to a few hundred thousand elements; past
+// that the page shows the first kMaxDrawn events and says so.
+constexpr std::size_t kMaxDrawn = 300000;
+
 std::string RenderHtml(const Trace& t, const std::string& title) {
   double total = t.duration_us > 0 ? t.duration_us : 1;
   std::map<std::pair<int, int>, std::string> lanes;
   for (const auto& [key, name] : t.tracks) lanes[key] = "";
+  std::size_t drawn = 0;
   for (const Event& e : t.events) {
     if (e.ph != 'X' && e.ph != 'i') continue;
+    if (++drawn > kMaxDrawn) continue;
     std::string& body = lanes[{e.pid, e.tid}];
     body += e.ph == 'X' ? SliceDiv(e, total) : EventDiv(e, total);
     body += "\n";
@@ -181,7 +187,11 @@ std::string RenderHtml(const Trace& t, const std::string& title) {
                   Escape(title) + "</h1><div id=\"info\">" + Us(t.duration_us) +
                   ", " + std::to_string(s.ps) + " Ps, " + std::to_string(s.ms) +
                   " Ms, " + std::to_string(s.goroutines) + " goroutines, " +
-                  std::to_string(t.events.size()) + " events</div>"
+                  std::to_string(t.events.size()) + " events" +
+                  (drawn > kMaxDrawn ? " (the first " + std::to_string(kMaxDrawn) +
+                                           " drawn: trace a shorter run)"
+                                     : std::string()) +
+                  "</div>"
                   "<div id=\"controls\"><button id=\"zoom-out\">&minus;</button>"
                   "<button id=\"zoom-in\">+</button><button id=\"zoom-reset\">"
                   "reset</button> zoom <span id=\"zoom-level\">1x</span></div>" +
