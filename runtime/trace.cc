@@ -50,13 +50,14 @@ struct traceBuf {
   traceChunk* head = nullptr;
   traceChunk* tail = nullptr;
   bool owned = false;  // held by an M of the current Run
+  traceBuf* alllink = nullptr;  // every buffer ever made (never freed)
 };
 
 namespace {
 
 mutex traceCtl;   // serializes StartTrace and StopTrace (outer)
 mutex traceLock;  // the registry, the pool, the shared buffer (leaf)
-std::vector<traceBuf*> traceBufs ABSL_GUARDED_BY(traceLock);
+traceBuf* allTraceBufs ABSL_GUARDED_BY(traceLock) = nullptr;
 traceChunk* chunkPool ABSL_GUARDED_BY(traceLock) = nullptr;
 std::int64_t poolChunks ABSL_GUARDED_BY(traceLock) = 0;
 std::int64_t chunksInUse ABSL_GUARDED_BY(traceLock) = 0;
@@ -109,7 +110,7 @@ void append(traceBuf* b, const traceRecord& r, bool locked)
 traceBuf* acquireBuf() {
   lock(&traceLock);
   traceBuf* b = nullptr;
-  for (traceBuf* x : traceBufs) {
+  for (traceBuf* x = allTraceBufs; x != nullptr; x = x->alllink) {
     if (!x->owned) {
       b = x;
       break;
@@ -117,7 +118,8 @@ traceBuf* acquireBuf() {
   }
   if (b == nullptr) {
     b = new traceBuf;
-    traceBufs.push_back(b);
+    b->alllink = allTraceBufs;
+    allTraceBufs = b;
   }
   b->owned = true;
   unlock(&traceLock);
@@ -176,7 +178,8 @@ bool stopTrace() ABSL_EXCLUSIVE_LOCKS_REQUIRED(traceCtl) {
   traceOn.store(false);
   std::int64_t end = os::nanotime();
   lock(&traceLock);
-  std::vector<traceBuf*> bufs = traceBufs;
+  std::vector<traceBuf*> bufs;
+  for (traceBuf* b = allTraceBufs; b != nullptr; b = b->alllink) bufs.push_back(b);
   unlock(&traceLock);
   for (traceBuf* b : bufs) {
     while (b->busy.load()) os::osyield();
@@ -257,7 +260,7 @@ void traceEndRun() ABSL_NO_THREAD_SAFETY_ANALYSIS {
   }
   unlock(&traceCtl);
   lock(&traceLock);
-  for (traceBuf* b : traceBufs) b->owned = false;
+  for (traceBuf* b = allTraceBufs; b != nullptr; b = b->alllink) b->owned = false;
   unlock(&traceLock);
 }
 
