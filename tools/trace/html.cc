@@ -20,7 +20,7 @@ header{padding:8px 12px;background:#263238;color:#eee}
 header h1{font-size:16px;margin:0 0 4px}
 #controls button{margin-right:4px}
 #timeline{overflow-x:auto;position:relative;--zoom:1}
-.lane{display:flex;border-bottom:1px solid #ddd;height:26px}
+.lane{display:flex;border-bottom:1px solid #ddd;height:26px;width:max-content;min-width:100%}
 .lane.m{background:#f3f3f8}
 .lane-label{position:sticky;left:0;z-index:2;flex:0 0 110px;background:#eceff1;
  padding:5px 6px;box-sizing:border-box;border-right:1px solid #ccc;
