@@ -53,7 +53,7 @@ std::uint32_t runqgrab(P* pp, std::atomic<G*>* batch, std::uint32_t batchHead,
           // going to block): give it a moment before taking it (Go sleeps
           // 3 us here, one of usleep's callers).
           if (pp->status.load(std::memory_order_acquire) == _Prunning) {
-            os::usleep(3);
+            tracedUsleep(3);
           }
           if (!pp->runnext.compare_exchange_strong(next, nullptr)) continue;
           batch[batchHead % kRunqSize].store(next, std::memory_order_relaxed);

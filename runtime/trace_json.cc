@@ -241,7 +241,7 @@ void jsonWriter::handle(const traceRecord& r) {
       break;
     }
     case traceEv::Usleep:
-      sysmonMs_.insert(r.m);
+      if (r.p < 0) sysmonMs_.insert(r.m);  // runqgrab's usleep(3) has a P
       slice(kPidM, r.m >= 0 ? r.m : kTidOutside, "usleep " + num(r.a0) + "us",
             "usleep", r.ts, r.a1,
             "\"requested_us\":" + num(r.a0) + ",\"actual_ns\":" + num(r.a1));
