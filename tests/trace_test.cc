@@ -173,6 +173,42 @@ TEST(TraceTest, GomaxprocsChange) {
   EXPECT_TRUE(t.tracks.count(std::make_pair(gort::trace::kPidP, 1)));
 }
 
+// Every successful runqsteal is one Steal event naming its victim and how
+// many goroutines it moved: the trace agrees with the scheduler's counters
+// over the traced window (no goroutine but main exists at its edges, so
+// nothing can be stolen outside it).
+TEST(TraceTest, StealsMatchSchedulerCounters) {
+  const int n = Scaled(2000);
+  std::string path = TempTrace("steal");
+  gort::Stats before, after;
+  RunGuarded([&] {
+    before = gort::ReadStats();
+    ASSERT_TRUE(gort::StartTrace(path));
+    gort::WaitGroup wg;
+    for (int i = 0; i < n; i++) {
+      wg.Add(1);
+      gort::Go([&wg] {
+        gort::Gosched();
+        wg.Done();
+      });
+    }
+    wg.Wait();
+    while (gort::NumGoroutine() > 1) gort::Gosched();
+    ASSERT_TRUE(gort::StopTrace());
+    after = gort::ReadStats();
+  }, Procs(4));
+  Trace t = Load(path);
+  std::int64_t steals = 0, stolen = 0;
+  for (const Event& e : OfCat(t, "Steal")) {
+    steals++;
+    stolen += static_cast<std::int64_t>(e.args.NumOr("count", 0));
+    EXPECT_GE(e.args.NumOr("count", 0), 1);
+    EXPECT_NE(e.args.NumOr("victim", -1), e.args.NumOr("p", -1));
+  }
+  EXPECT_EQ(steals, after.steals - before.steals);
+  EXPECT_EQ(stolen, after.stolen - before.stolen);
+}
+
 // GORT_TRACE traces the whole Run, main's creation included, and the
 // summary gort-trace prints has the known program's counts.
 TEST(TraceTest, EnvTraceSummaryOfKnownProgram) {
