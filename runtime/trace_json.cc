@@ -287,9 +287,8 @@ std::string jsonWriter::finish(std::int64_t end, std::int64_t dropped) {
       "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"gort\","
       "\"duration_ns\":" + num(end - start_) + ",\"dropped_events\":" +
       num(dropped) + ",\"gomaxprocs\":" + num(gomaxprocs.load()) +
-      "},\n\"traceEvents\":[\n{\"ph\":\"M\",\"pid\":1,\"tid\":0,"
-      "\"name\":\"trace_start\",\"args\":{}}";
-  return head + out_ + "\n]}\n";
+      "},\n\"traceEvents\":[\n";
+  return head + out_.substr(2) + "\n]}\n";  // every event began with ",\n"
 }
 
 }  // namespace
