@@ -15,6 +15,7 @@
 #include "os/os.h"
 #include "panic.h"
 #include "proc.h"
+#include "trace.h"
 
 namespace gort::runtime {
 
@@ -115,6 +116,7 @@ P* sleepUntilTimer(M* mp, std::int64_t pollUntil) {
   std::int64_t w = nextTimerWhen();
   if (w != 0 && w < pollUntil) pollUntil = w;
   std::int64_t now = os::nanotime();
+  traceMPark();
   if (pollUntil > now && !sched.exiting.load()) {
     notetsleep(&mp->park, pollUntil - now);
   }
@@ -123,6 +125,7 @@ P* sleepUntilTimer(M* mp, std::int64_t pollUntil) {
     notesleep(&mp->park);  // a waker claimed us; its notewakeup is coming
   }
   noteclear(&mp->park);
+  traceMUnpark();
   sched.timerSleepUntil.store(0, std::memory_order_release);
   if (sched.exiting.load(std::memory_order_acquire)) mexit(mp);
   lock(&sched.lock);

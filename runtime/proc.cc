@@ -24,6 +24,7 @@
 #include "panic.h"
 #include "proc.h"
 #include "race.h"
+#include "trace.h"
 
 namespace gort::runtime {
 
@@ -121,6 +122,7 @@ G* newproc1(internal::Func fn, G* callergp) {
   }
   sched.ngoroutines.fetch_add(1, std::memory_order_relaxed);
   casgstatus(newg, _Gdead, _Grunnable);
+  traceGoCreate(newg, callergp);
   return newg;
 }
 
@@ -240,12 +242,14 @@ static void dropg(M* mp) {
 static G* park_m(G* gp) {
   M* mp = getg()->m;
   casgstatus(gp, _Grunning, _Gwaiting);
+  traceGoPark(gp);
   dropg(mp);
   if (auto fn = mp->waitunlockf) {
     bool ok = fn(gp, mp->waitlock);
     mp->waitunlockf = nullptr;
     mp->waitlock = nullptr;
     if (!ok) {
+      traceGoUnpark(gp);
       casgstatus(gp, _Gwaiting, _Grunnable);
       return gp;  // run it again at once (Go: execute(gp, true))
     }
@@ -276,6 +280,7 @@ void goparkunlock(mutex* l, waitReason reason) ABSL_NO_THREAD_SAFETY_ANALYSIS {
 
 // ready mirrors Go's ready: mark gp runnable and put it on this P.
 void ready(G* gp, bool next) {
+  traceGoUnpark(gp);
   casgstatus(gp, _Gwaiting, _Grunnable);
   runqput(getg()->m->p, gp, next);
   wakep();
@@ -288,6 +293,7 @@ void goready(G* gp) { ready(gp, true); }
 static G* gosched_m(G* gp) {
   M* mp = getg()->m;
   casgstatus(gp, _Grunning, _Grunnable);
+  traceGoSched(gp);
   dropg(mp);
   lock(&sched.lock);
   globrunqput(gp);
@@ -304,6 +310,7 @@ void goschedIfPreempted() {
   G* gp = getg();
   if (gp->preempt.load(std::memory_order_relaxed)) {
     gp->preempt.store(false, std::memory_order_relaxed);
+    traceGoPreempt(gp);
     gosched();
   }
 }
@@ -312,6 +319,7 @@ void goschedIfPreempted() {
 static G* goexit0(G* gp) {
   M* mp = getg()->m;
   casgstatus(gp, _Grunning, _Gdead);
+  traceGoEnd(gp);
   dropg(mp);
   gp->waitreason = waitReason::zero;
   gp->param = nullptr;
@@ -326,6 +334,7 @@ static G* goexit0(G* gp) {
 static G* mainexit0(G* gp) {
   M* mp = getg()->m;
   casgstatus(gp, _Grunning, _Gdead);
+  traceGoEnd(gp);
   dropg(mp);
   sched.ngoroutines.fetch_sub(1, std::memory_order_relaxed);
   sched.exiting.store(true, std::memory_order_release);
@@ -355,6 +364,7 @@ void execute(G* gp, bool inheritTime) {
     }
     gostart(gp);
   }
+  traceGoStart(gp);
   gogo(gp);
 }
 

@@ -12,6 +12,7 @@
 #include "panic.h"
 #include "proc.h"
 #include "race.h"
+#include "trace.h"
 
 namespace gort::runtime {
 
@@ -160,8 +161,10 @@ void stopm() {
   mput(mp);
   unlock(&sched.lock);
   mp->blocked = true;
+  traceMPark();
   notesleep(&mp->park);
   noteclear(&mp->park);
+  traceMUnpark();
   mp->blocked = false;
   if (sched.exiting.load(std::memory_order_acquire)) mexit(mp);
   acquirep(mp->nextp);

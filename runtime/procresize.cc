@@ -10,6 +10,7 @@
 #include "gort/runtime.h"
 #include "panic.h"
 #include "proc.h"
+#include "trace.h"
 #include "sema.h"
 
 namespace gort::runtime {
@@ -53,6 +54,7 @@ void destroyp(P* pp, P* to) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock) {
 // idle.
 P* procresize(std::int32_t nprocs) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   std::int32_t old = gomaxprocs.load();
+  traceGomaxprocs(nprocs, old);
   for (std::int32_t i = 0; i < nprocs; i++) {
     if (allp[i] == nullptr) {
       allp[i] = new P;

@@ -22,6 +22,7 @@
 #include "panic.h"
 #include "proc.h"
 #include "race.h"
+#include "trace.h"
 
 namespace gort::runtime {
 
@@ -141,6 +142,7 @@ void schedinit(const Options& o) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   resetSched();
   initFaultHandler();
   parsedebugvars();
+  traceStartRun();
   stackSizeSetting = stackSizeFor(o.stack_size);
   bool high = o.usleep != UsleepMode::kLowRes && os::haveHighResTimer();
   if (o.usleep == UsleepMode::kHighRes && !high) {
@@ -306,6 +308,7 @@ void internal::RunMain(internal::Func main, const Options& options) {
   unwindAbandoned();
   abandonWaiters();  // in case a destructor parked again
   freeAll();
+  traceEndRun();
   running.store(false);
   runActive.store(false);
 }

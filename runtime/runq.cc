@@ -10,6 +10,7 @@
 #include "os/os.h"
 #include "panic.h"
 #include "proc.h"
+#include "trace.h"
 
 namespace gort::runtime {
 
@@ -52,7 +53,7 @@ std::uint32_t runqgrab(P* pp, std::atomic<G*>* batch, std::uint32_t batchHead,
           // going to block): give it a moment before taking it (Go sleeps
           // 3 us here, one of usleep's callers).
           if (pp->status.load(std::memory_order_acquire) == _Prunning) {
-            os::usleep(3);
+            tracedUsleep(3);
           }
           if (!pp->runnext.compare_exchange_strong(next, nullptr)) continue;
           batch[batchHead % kRunqSize].store(next, std::memory_order_relaxed);
@@ -134,6 +135,7 @@ G* runqsteal(P* pp, P* p2, bool stealRunNextG) {
   std::uint32_t t = pp->runqtail.load(std::memory_order_relaxed);
   std::uint32_t n = runqgrab(p2, pp->runq, t, stealRunNextG);
   if (n == 0) return nullptr;
+  traceSteal(p2, n);
   sched.steals.fetch_add(1, std::memory_order_relaxed);
   sched.stolen.fetch_add(n, std::memory_order_relaxed);
   n--;

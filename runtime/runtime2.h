@@ -28,6 +28,7 @@ namespace gort::runtime {
 struct G;
 struct M;
 struct P;
+struct traceBuf;
 using internal::hchan;
 
 // G statuses (Go's _G* constants).
@@ -148,6 +149,7 @@ struct M {
   void* ehGlobals = nullptr;  // the thread's C++ exception state (gogo.cc)
   const void* g0StackLo = nullptr;  // g0's stack, for AddressSanitizer
   std::size_t g0StackSize = 0;
+  traceBuf* tracebuf = nullptr;  // execution trace buffer (trace.cc)
 };
 
 inline constexpr int kRunqSize = 256;

@@ -11,6 +11,7 @@
 #include "gort/runtime.h"
 #include "panic.h"
 #include "proc.h"
+#include "trace.h"
 
 namespace gort::runtime {
 
@@ -53,6 +54,7 @@ bool exitsyscallfast(P* oldp) {
 // exitsyscall0 mirrors Go's exitsyscall0: on g0, no P could be had.
 G* exitsyscall0(G* gp) {
   M* mp = getg()->m;
+  traceGoSysExit(gp, false);
   casgstatus(gp, _Gsyscall, _Grunnable);
   mp->curg.store(nullptr, std::memory_order_relaxed);
   gp->m = nullptr;
@@ -76,6 +78,7 @@ void entersyscall() {
   G* gp = getg();
   M* mp = gp->m;
   P* pp = mp->p;
+  traceGoSysCall(gp, false);
   casgstatus(gp, _Grunning, _Gsyscall);
   pp->m.store(nullptr, std::memory_order_relaxed);
   mp->oldp = pp;
@@ -92,6 +95,7 @@ void entersyscall() {
 void entersyscallblock() {
   G* gp = getg();
   M* mp = gp->m;
+  traceGoSysCall(gp, true);
   casgstatus(gp, _Grunning, _Gsyscall);
   mp->oldp = nullptr;
   mp->syscallState.store(1);
@@ -110,6 +114,7 @@ void exitsyscall() {
   mp->oldp = nullptr;
   if (exitsyscallfast(oldp)) {
     getg()->m->p->syscalltick.fetch_add(1, std::memory_order_relaxed);
+    traceGoSysExit(gp, true);
     casgstatus(gp, _Gsyscall, _Grunning);
     goschedIfPreempted();
     return;

@@ -18,6 +18,7 @@
 #include "os/os.h"
 #include "panic.h"
 #include "proc.h"
+#include "trace.h"
 
 namespace gort::runtime {
 
@@ -33,6 +34,7 @@ void preemptone(P* pp) {
   G* gp = mp->curg.load(std::memory_order_acquire);
   if (gp == nullptr || gp == mp->g0) return;
   gp->preempt.store(true, std::memory_order_relaxed);
+  tracePreemptReq(pp);
   sched.preemptRequests.fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -121,6 +123,7 @@ std::uint32_t retake(std::int64_t now) {
     if (pp->status.compare_exchange_strong(s, _Pidle,
                                            std::memory_order_acq_rel)) {
       n++;
+      traceProcRetake(pp);
       pp->syscalltick.fetch_add(1, std::memory_order_relaxed);
       sched.handoffs.fetch_add(1, std::memory_order_relaxed);
       handoffp(pp);
@@ -160,7 +163,7 @@ void sysmon() {
       delay *= 2;
     }
     if (delay > 10 * 1000) delay = 10 * 1000;
-    os::usleep(delay);
+    tracedUsleep(delay);
     sched.sysmonWakes.fetch_add(1, std::memory_order_relaxed);
     if (sched.exiting.load(std::memory_order_acquire)) return;
     std::int64_t now = os::nanotime();

@@ -80,6 +80,8 @@ int threadBlocked(std::int64_t tid);
 
 // writeErr: writes n bytes to standard error, unbuffered (Go's writeErr).
 void writeErr(const char* s, std::size_t n);
+// writeFile: creates or truncates path and writes n bytes; false on error.
+bool writeFile(const char* path, const char* data, std::size_t n);
 // exit: ends the process at once with code (Go's exit).
 [[noreturn]] void exit(int code);
 // crash: ends the process with SIGABRT through any handler installed for

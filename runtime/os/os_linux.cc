@@ -213,6 +213,23 @@ void writeErr(const char* s, std::size_t n) {
   }
 }
 
+bool writeFile(const char* path, const char* data, std::size_t n) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return false;
+  bool ok = true;
+  while (n > 0) {
+    ssize_t w = write(fd, data, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      ok = false;
+      break;
+    }
+    data += w;
+    n -= static_cast<std::size_t>(w);
+  }
+  return close(fd) == 0 && ok;
+}
+
 void exit(int code) { _exit(code); }
 
 void crash() { abort(); }

@@ -8,5 +8,6 @@
 #include "gort/select.h"
 #include "gort/sync.h"
 #include "gort/time.h"
+#include "gort/trace.h"
 
 #endif  // GORT_GORT_H_

@@ -1,0 +1,288 @@
+// runtime/trace.cc: the execution tracer's buffers and its start and stop
+// (Go's trace.go: StartTrace, StopTrace, traceEvent, traceBuf).
+//
+// Every M gets a buffer of its own the first time it records an event;
+// events go there with no lock, as plain stores of fixed-size records into
+// chunks of kChunkEvents. A chunk comes from a pool under traceLock only
+// when the current one is full, so steady state allocates nothing per event.
+// Threads that are not the runtime's (Run's own, before the first M) share
+// one buffer under traceLock; they record a handful of events per Run.
+//
+// Stopping does not stop the world (Go does): each buffer has a busy flag,
+// set by its writer around a record and checked against traceOn in the
+// order store-busy / load-on. StopTrace clears traceOn, then waits until no
+// buffer is busy; after that no writer touches a buffer until the next
+// StartTrace, so the records can be read and the chunks returned to the pool.
+// trace_json.cc writes them as Chrome trace event JSON.
+#include "trace.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "gort/trace.h"
+#include "os/os.h"
+#include "proc.h"
+
+namespace gort::runtime {
+
+std::atomic<bool> traceOn{false};
+
+std::string traceJSON(std::vector<traceRecord>& recs, std::int64_t start,
+                      std::int64_t end, std::int64_t dropped);  // trace_json.cc
+
+namespace {
+constexpr int kChunkEvents = 4096;
+constexpr std::int64_t kMaxChunks = 4096;  // 640 MiB of records at most
+constexpr std::int64_t kPoolKeep = 16;     // chunks kept between traces
+}  // namespace
+
+// traceChunk: a block of records; a buffer is a list of them.
+struct traceChunk {
+  traceChunk* next = nullptr;
+  int n = 0;
+  traceRecord ev[kChunkEvents];
+};
+
+// traceBuf mirrors Go's traceBuf: one M's records (M::tracebuf).
+struct traceBuf {
+  std::atomic<bool> busy{false};
+  traceChunk* head = nullptr;
+  traceChunk* tail = nullptr;
+  bool owned = false;  // held by an M of the current Run
+  traceBuf* alllink = nullptr;  // every buffer ever made (never freed)
+};
+
+namespace {
+
+mutex traceCtl;   // serializes StartTrace and StopTrace (outer)
+mutex traceLock;  // the registry, the pool, the shared buffer (leaf)
+traceBuf* allTraceBufs ABSL_GUARDED_BY(traceLock) = nullptr;
+traceChunk* chunkPool ABSL_GUARDED_BY(traceLock) = nullptr;
+std::int64_t poolChunks ABSL_GUARDED_BY(traceLock) = 0;
+std::int64_t chunksInUse ABSL_GUARDED_BY(traceLock) = 0;
+traceBuf sharedBuf ABSL_GUARDED_BY(traceLock);
+std::atomic<std::int64_t> dropped{0};
+std::string tracePath ABSL_GUARDED_BY(traceCtl);
+bool traceFromEnv ABSL_GUARDED_BY(traceCtl) = false;
+std::int64_t traceStart ABSL_GUARDED_BY(traceCtl) = 0;
+
+// newChunkLocked takes a chunk from the pool (or the heap); nullptr past
+// the cap.
+traceChunk* newChunkLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(traceLock) {
+  if (chunksInUse >= kMaxChunks) return nullptr;
+  traceChunk* c = chunkPool;
+  if (c != nullptr) {
+    chunkPool = c->next;
+    poolChunks--;
+  } else {
+    c = new traceChunk;
+  }
+  chunksInUse++;
+  c->next = nullptr;
+  c->n = 0;
+  return c;
+}
+
+// append stores r at the end of b: b's owner M calls it without traceLock,
+// threads outside the runtime with it (locked) for the shared buffer.
+void append(traceBuf* b, const traceRecord& r, bool locked)
+    ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  if (b->tail == nullptr || b->tail->n == kChunkEvents) {
+    if (!locked) lock(&traceLock);
+    traceChunk* c = newChunkLocked();
+    if (!locked) unlock(&traceLock);
+    if (c == nullptr) {
+      dropped.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    if (b->tail == nullptr) {
+      b->head = c;
+    } else {
+      b->tail->next = c;
+    }
+    b->tail = c;
+  }
+  b->tail->ev[b->tail->n++] = r;
+}
+
+// acquireBuf gives the calling M a buffer no M of this Run holds.
+traceBuf* acquireBuf() {
+  lock(&traceLock);
+  traceBuf* b = nullptr;
+  for (traceBuf* x = allTraceBufs; x != nullptr; x = x->alllink) {
+    if (!x->owned) {
+      b = x;
+      break;
+    }
+  }
+  if (b == nullptr) {
+    b = new traceBuf;
+    b->alllink = allTraceBufs;
+    allTraceBufs = b;
+  }
+  b->owned = true;
+  unlock(&traceLock);
+  return b;
+}
+
+traceRecord makeRecord(M* mp, traceEv ev, std::int64_t g, std::int64_t a0,
+                       std::int64_t a1, std::uint8_t reason) {
+  traceRecord r;
+  r.ts = os::nanotime();
+  r.g = g;
+  r.a0 = a0;
+  r.a1 = a1;
+  r.m = mp != nullptr ? static_cast<std::int32_t>(mp->id) : -1;
+  r.p = mp != nullptr && mp->p != nullptr ? static_cast<std::int16_t>(mp->p->id)
+                                          : std::int16_t{-1};
+  r.ev = ev;
+  r.reason = reason;
+  return r;
+}
+
+// drain moves b's records to out and its chunks to the pool; b must not
+// be written meanwhile (traceOn is false and b is not busy).
+void drain(traceBuf* b, std::vector<traceRecord>* out)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(traceLock) {
+  for (traceChunk* c = b->head; c != nullptr;) {
+    traceChunk* next = c->next;
+    out->insert(out->end(), c->ev, c->ev + c->n);
+    chunksInUse--;
+    if (poolChunks < kPoolKeep) {
+      c->next = chunkPool;
+      chunkPool = c;
+      poolChunks++;
+    } else {
+      delete c;
+    }
+    c = next;
+  }
+  b->head = b->tail = nullptr;
+}
+
+bool startTrace(const std::string& path, bool fromEnv)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(traceCtl) {
+  if (traceOn.load()) return false;
+  tracePath = path;
+  traceFromEnv = fromEnv;
+  traceStart = os::nanotime();
+  dropped.store(0);
+  traceOn.store(true);  // seq_cst: pairs with the writers' busy flags
+  return true;
+}
+
+// stopTrace mirrors Go's StopTrace: collect every buffer and write the file.
+bool stopTrace() ABSL_EXCLUSIVE_LOCKS_REQUIRED(traceCtl) {
+  if (!traceOn.load()) return false;
+  traceOn.store(false);
+  std::int64_t end = os::nanotime();
+  lock(&traceLock);
+  std::vector<traceBuf*> bufs;
+  for (traceBuf* b = allTraceBufs; b != nullptr; b = b->alllink) bufs.push_back(b);
+  unlock(&traceLock);
+  for (traceBuf* b : bufs) {
+    while (b->busy.load()) os::osyield();
+  }
+  std::vector<traceRecord> recs;
+  lock(&traceLock);
+  for (traceBuf* b : bufs) drain(b, &recs);
+  drain(&sharedBuf, &recs);
+  unlock(&traceLock);
+  std::string json = traceJSON(recs, traceStart, end, dropped.load());
+  bool ok = os::writeFile(tracePath.c_str(), json.data(), json.size());
+  if (!ok) {
+    std::string msg = "gort: cannot write trace to " + tracePath + "\n";
+    os::writeErr(msg.data(), msg.size());
+  }
+  return ok;
+}
+
+}  // namespace
+
+// traceEvent mirrors Go's traceEvent: append one record to this M's buffer.
+void traceEvent(traceEv ev, std::int64_t g, std::int64_t a0, std::int64_t a1,
+                std::uint8_t reason) {
+  G* gp = getg();
+  M* mp = gp != nullptr ? gp->m : nullptr;
+  if (mp == nullptr) {
+    lock(&traceLock);
+    if (traceOn.load()) append(&sharedBuf, makeRecord(mp, ev, g, a0, a1, reason), true);
+    unlock(&traceLock);
+    return;
+  }
+  traceBuf* b = mp->tracebuf;
+  if (b == nullptr) b = mp->tracebuf = acquireBuf();
+  b->busy.store(true);  // seq_cst, before the load of traceOn
+  if (traceOn.load()) append(b, makeRecord(mp, ev, g, a0, a1, reason), false);
+  b->busy.store(false, std::memory_order_release);
+}
+
+// traceCurGoid: the goroutine on this thread, 0 on g0 or outside.
+std::int64_t traceCurGoid() {
+  G* gp = getcurg();
+  return gp != nullptr ? gp->goid : 0;
+}
+
+// traceUsleepSlow: usleep, recorded with its requested and real duration.
+void traceUsleepSlow(std::uint32_t usec) {
+  std::int64_t t0 = os::nanotime();
+  os::usleep(usec);
+  std::int64_t t1 = os::nanotime();
+  G* gp = getg();
+  M* mp = gp != nullptr ? gp->m : nullptr;
+  traceRecord r = makeRecord(mp, traceEv::Usleep, 0, usec, t1 - t0, 0);
+  r.ts = t0;
+  if (mp == nullptr) return;
+  traceBuf* b = mp->tracebuf;
+  if (b == nullptr) b = mp->tracebuf = acquireBuf();
+  b->busy.store(true);
+  if (traceOn.load()) append(b, r, false);
+  b->busy.store(false, std::memory_order_release);
+}
+
+// traceStartRun starts a trace for $GORT_TRACE at schedinit.
+void traceStartRun() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  const char* path = os::getenv("GORT_TRACE");
+  if (path == nullptr || *path == '\0') return;
+  lock(&traceCtl);
+  startTrace(path, true);
+  unlock(&traceCtl);
+}
+
+// traceEndRun writes a $GORT_TRACE trace once every M has exited, and frees
+// the buffers for the next Run's Ms.
+void traceEndRun() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  lock(&traceCtl);
+  if (traceFromEnv) {
+    stopTrace();
+    traceFromEnv = false;
+  }
+  unlock(&traceCtl);
+  lock(&traceLock);
+  for (traceBuf* b = allTraceBufs; b != nullptr; b = b->alllink) b->owned = false;
+  unlock(&traceLock);
+}
+
+}  // namespace gort::runtime
+
+namespace gort {
+
+bool StartTrace(const std::string& path) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  runtime::lock(&runtime::traceCtl);
+  bool ok = runtime::startTrace(path, false);
+  runtime::unlock(&runtime::traceCtl);
+  return ok;
+}
+
+bool StopTrace() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  runtime::lock(&runtime::traceCtl);
+  bool ok = runtime::stopTrace();
+  runtime::traceFromEnv = false;
+  runtime::unlock(&runtime::traceCtl);
+  return ok;
+}
+
+bool TraceEnabled() { return runtime::traceEnabled(); }
+
+}  // namespace gort

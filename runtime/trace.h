@@ -1,0 +1,145 @@
+// runtime/trace.h: the execution tracer's hooks (Go's trace.go, in spirit:
+// traceGoCreate, traceGoStart, traceGoPark, traceGoUnpark, ...).
+//
+// Each hook is one line at its event site in the scheduler. Off, a hook
+// costs one relaxed load and a branch (traceEnabled()); on, it appends a
+// fixed-size record to the calling M's own buffer (trace.cc), so the hot
+// path takes no global lock and allocates only when a chunk of records
+// fills. trace_json.cc turns the records into Chrome trace event JSON when
+// the trace stops.
+#ifndef GORT_RUNTIME_TRACE_H_
+#define GORT_RUNTIME_TRACE_H_
+
+#include <atomic>
+#include <cstdint>
+
+#include "runtime2.h"
+
+namespace gort::runtime {
+
+// traceEv: the kinds of event recorded (Go's traceEv* constants, fewer).
+enum class traceEv : std::uint8_t {
+  GoCreate,    // g created; a0 = creator goid (0: outside a goroutine)
+  GoStart,     // g starts running on this M and P
+  GoBlock,     // g parks; reason = waitReason
+  GoUnblock,   // g made runnable; a0 = goid of the waker (0: runtime)
+  GoSched,     // g yields (Gosched) and goes to the global queue
+  GoPreempt,   // g yields at sysmon's request
+  GoEnd,       // g finished
+  GoSysCall,   // g enters a syscall; a0 = 1 if the P is handed off at once
+  GoSysExit,   // g leaves it; a0 = 1 fast (has a P, runs on), 0 queued
+  ProcRetake,  // sysmon took P a0 from a syscall (handoffp)
+  PreemptReq,  // sysmon asked the goroutine running on P a0 to yield
+  Steal,       // this P stole a1 goroutines from P a0
+  MPark,       // this M parks (stopm, or sleeps for timers)
+  MUnpark,     // this M wakes up
+  Usleep,      // usleep(a0 us) returned after a1 ns (event time: its start)
+  Gomaxprocs,  // GOMAXPROCS changes from a1 to a0
+  Count,
+};
+
+// traceRecord: one event as stored in a buffer.
+struct traceRecord {
+  std::int64_t ts;  // nanotime
+  std::int64_t g;   // goid, or 0
+  std::int64_t a0;
+  std::int64_t a1;
+  std::int32_t m;   // M id, -1 outside the runtime's threads
+  std::int16_t p;   // P id, -1 without a P
+  traceEv ev;
+  std::uint8_t reason;  // waitReason for GoBlock
+};
+
+extern std::atomic<bool> traceOn;
+
+// traceEnabled is the only cost of a hook while no trace runs.
+inline bool traceEnabled() { return traceOn.load(std::memory_order_relaxed); }
+
+// traceEvent records ev on the calling thread's M buffer (or, off the
+// runtime's threads, on a shared buffer under a lock).
+void traceEvent(traceEv ev, std::int64_t g, std::int64_t a0 = 0,
+                std::int64_t a1 = 0, std::uint8_t reason = 0);
+std::int64_t traceCurGoid();  // goid running on this thread, 0 on g0
+void traceUsleepSlow(std::uint32_t usec);
+void traceStartRun();  // schedinit: honour $GORT_TRACE
+void traceEndRun();    // end of Run: write $GORT_TRACE, release buffers
+
+// traceGoCreate mirrors Go's traceGoCreate.
+inline void traceGoCreate(G* newg, G* caller) {
+  if (traceEnabled()) {
+    traceEvent(traceEv::GoCreate, newg->goid, caller ? caller->goid : 0);
+  }
+}
+// traceGoStart mirrors Go's traceGoStart.
+inline void traceGoStart(G* gp) {
+  if (traceEnabled()) traceEvent(traceEv::GoStart, gp->goid);
+}
+// traceGoPark mirrors Go's traceGoPark: gp parks for gp->waitreason.
+inline void traceGoPark(G* gp) {
+  if (traceEnabled()) {
+    traceEvent(traceEv::GoBlock, gp->goid, 0, 0,
+               static_cast<std::uint8_t>(gp->waitreason));
+  }
+}
+// traceGoUnpark mirrors Go's traceGoUnpark: the caller readies gp.
+inline void traceGoUnpark(G* gp) {
+  if (traceEnabled()) traceEvent(traceEv::GoUnblock, gp->goid, traceCurGoid());
+}
+// traceGoSched mirrors Go's traceGoSched.
+inline void traceGoSched(G* gp) {
+  if (traceEnabled()) traceEvent(traceEv::GoSched, gp->goid);
+}
+// traceGoPreempt mirrors Go's traceGoPreempt.
+inline void traceGoPreempt(G* gp) {
+  if (traceEnabled()) traceEvent(traceEv::GoPreempt, gp->goid);
+}
+// traceGoEnd mirrors Go's traceGoEnd.
+inline void traceGoEnd(G* gp) {
+  if (traceEnabled()) traceEvent(traceEv::GoEnd, gp->goid);
+}
+// traceGoSysCall mirrors Go's traceGoSysCall; block: entersyscallblock.
+inline void traceGoSysCall(G* gp, bool block) {
+  if (traceEnabled()) traceEvent(traceEv::GoSysCall, gp->goid, block ? 1 : 0);
+}
+// traceGoSysExit mirrors Go's traceGoSysExit; fast: gp kept running.
+inline void traceGoSysExit(G* gp, bool fast) {
+  if (traceEnabled()) traceEvent(traceEv::GoSysExit, gp->goid, fast ? 1 : 0);
+}
+// traceProcRetake: sysmon retook pp from a syscall (Go's traceGoSysBlock
+// and traceProcStop, seen from sysmon).
+inline void traceProcRetake(P* pp) {
+  if (traceEnabled()) traceEvent(traceEv::ProcRetake, 0, pp->id);
+}
+// tracePreemptReq: sysmon flagged the goroutine running on pp to yield (its
+// goid is not read here: that G may be exiting and reused meanwhile; it
+// records GoPreempt itself when it yields).
+inline void tracePreemptReq(P* pp) {
+  if (traceEnabled()) traceEvent(traceEv::PreemptReq, 0, pp->id);
+}
+// traceSteal: runqsteal took n goroutines from victim.
+inline void traceSteal(P* victim, std::uint32_t n) {
+  if (traceEnabled()) traceEvent(traceEv::Steal, 0, victim->id, n);
+}
+// traceMPark / traceMUnpark: the calling M sleeps on its note / wakes.
+inline void traceMPark() {
+  if (traceEnabled()) traceEvent(traceEv::MPark, 0);
+}
+inline void traceMUnpark() {
+  if (traceEnabled()) traceEvent(traceEv::MUnpark, 0);
+}
+// traceGomaxprocs mirrors Go's traceGomaxprocs.
+inline void traceGomaxprocs(std::int32_t now, std::int32_t old) {
+  if (traceEnabled()) traceEvent(traceEv::Gomaxprocs, 0, now, old);
+}
+// tracedUsleep is os::usleep, timed and recorded while a trace runs.
+inline void tracedUsleep(std::uint32_t usec) {
+  if (traceEnabled()) {
+    traceUsleepSlow(usec);
+  } else {
+    os::usleep(usec);
+  }
+}
+
+}  // namespace gort::runtime
+
+#endif  // GORT_RUNTIME_TRACE_H_

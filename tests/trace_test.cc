@@ -1,0 +1,283 @@
+// tests/trace_test.cc: the execution trace (runtime/trace.cc, in the spirit
+// of Go's runtime/trace tests): each test runs a program whose events are
+// known, writes the trace with gort::StartTrace/StopTrace or GORT_TRACE,
+// reads it back with gort-trace's reader and checks the events a broken
+// tracer would lose, duplicate or mislabel. No timing is asserted.
+#include <poll.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gort/gort.h"
+#include "gtest/gtest.h"
+#include "trace_file.h"
+#include "trace_known.h"
+#include "watchdog.h"
+
+namespace {
+
+using gort::trace::Event;
+using gort::trace::Trace;
+using gort_test::Procs;
+using gort_test::RunGuarded;
+using gort_test::Scaled;
+
+std::string TempTrace(const std::string& name) {
+  return testing::TempDir() + "gort_trace_" + name + "_" +
+         std::to_string(getpid()) + ".json";
+}
+
+Trace Load(const std::string& path) {
+  Trace t;
+  std::string err;
+  EXPECT_TRUE(gort::trace::LoadTrace(path, &t, &err)) << err;
+  std::remove(path.c_str());
+  return t;
+}
+
+std::vector<Event> OfCat(const Trace& t, const std::string& cat) {
+  std::vector<Event> out;
+  for (const Event& e : t.events) {
+    if (e.cat == cat) out.push_back(e);
+  }
+  return out;
+}
+
+std::int64_t G(const Event& e) {
+  return static_cast<std::int64_t>(e.args.NumOr("g", -1));
+}
+
+TEST(TraceTest, OffByDefault) {
+  EXPECT_FALSE(gort::TraceEnabled());
+  EXPECT_FALSE(gort::StopTrace());
+}
+
+// N goroutines created -> N create events naming their parent, N end
+// events, each goroutine with at least one run slice.
+TEST(TraceTest, CreateAndEndEvents) {
+  const int n = Scaled(200);
+  std::string path = TempTrace("create");
+  RunGuarded([&] {
+    ASSERT_TRUE(gort::StartTrace(path));
+    EXPECT_FALSE(gort::StartTrace(path));  // one trace at a time
+    auto done = gort::MakeChan<int>(n);
+    for (int i = 0; i < n; i++) gort::Go([done, i] { done.Send(i); });
+    for (int i = 0; i < n; i++) done.Recv();
+    while (gort::NumGoroutine() > 1) gort::Gosched();
+    ASSERT_TRUE(gort::StopTrace());
+  }, Procs(2));
+  Trace t = Load(path);
+  std::set<std::int64_t> created, ended, ran;
+  for (const Event& e : OfCat(t, "GoCreate")) {
+    EXPECT_EQ(e.args.NumOr("parent", -1), 1);
+    EXPECT_TRUE(created.insert(G(e)).second) << "G" << G(e) << " twice";
+  }
+  for (const Event& e : OfCat(t, "GoEnd")) {
+    EXPECT_TRUE(ended.insert(G(e)).second) << "G" << G(e) << " ended twice";
+  }
+  for (const Event& e : OfCat(t, "goroutine")) ran.insert(G(e));
+  EXPECT_EQ(created.size(), static_cast<std::size_t>(n));
+  EXPECT_EQ(ended, created);
+  for (std::int64_t g : created) EXPECT_TRUE(ran.count(g)) << "G" << g;
+}
+
+// A goroutine blocked in a channel receive: a block event with Go's wait
+// reason, then an unblock naming the sender and the reason, then a flow
+// from the sender to the receiver's next run.
+TEST(TraceTest, BlockedRecvThenUnblockedBySender) {
+  std::string path = TempTrace("block");
+  RunGuarded([&] {
+    ASSERT_TRUE(gort::StartTrace(path));
+    gort_test::KnownProgram();
+    ASSERT_TRUE(gort::StopTrace());
+  }, Procs(1));
+  Trace t = Load(path);
+  std::map<std::int64_t, std::int64_t> parent;
+  for (const Event& e : OfCat(t, "GoCreate")) {
+    parent[G(e)] = static_cast<std::int64_t>(e.args.NumOr("parent", 0));
+  }
+  int recvBlocks = 0, sendBlocks = 0;
+  for (const Event& e : OfCat(t, "GoBlock")) {
+    std::string r = e.args.Str("reason");
+    if (r == "chan receive" && G(e) == 1) recvBlocks++;
+    if (r == "chan send" && parent[G(e)] == 1) sendBlocks++;
+  }
+  // One block per round, whoever got there first (see trace_known.h).
+  EXPECT_EQ(recvBlocks + sendBlocks, gort_test::kKnownSenders);
+  int byASender = 0;
+  for (const Event& e : OfCat(t, "GoUnblock")) {
+    if (G(e) != 1 || e.args.Str("reason") != "chan receive") continue;
+    EXPECT_GT(e.args.NumOr("blocked_ns", 0), 0);
+    std::int64_t by = static_cast<std::int64_t>(e.args.NumOr("by", 0));
+    if (parent[by] == 1) byASender++;
+  }
+  EXPECT_EQ(byASender, recvBlocks);
+  int starts = 0, finishes = 0;
+  for (const Event& e : t.events) {
+    if (e.cat != "unblock") continue;
+    (e.ph == 's' ? starts : finishes)++;
+  }
+  EXPECT_GE(starts, gort_test::kKnownSenders);
+  EXPECT_GE(finishes, 1);
+}
+
+// A goroutine stuck in a syscall with work queued behind it: sysmon
+// retakes its P (a retake event for P0 on sysmon's M) and the syscall
+// slice ends.
+TEST(TraceTest, SyscallHandoffRecordsRetake) {
+  std::string path = TempTrace("retake");
+  RunGuarded([&] {
+    ASSERT_TRUE(gort::StartTrace(path));
+    gort_test::KnownProgram();
+    ASSERT_TRUE(gort::StopTrace());
+  }, Procs(1));
+  Trace t = Load(path);
+  std::vector<Event> retakes = OfCat(t, "ProcRetake");
+  ASSERT_EQ(retakes.size(), 1u);
+  EXPECT_EQ(retakes[0].args.NumOr("retaken", -1), 0);
+  EXPECT_EQ(retakes[0].pid, gort::trace::kPidM);
+  int sysmonM = retakes[0].tid;
+  std::string sysmonName = t.tracks[std::make_pair(gort::trace::kPidM, sysmonM)];
+  EXPECT_NE(sysmonName.find("sysmon"), std::string::npos) << sysmonName;
+  // The usleep before the retake may have begun before StartTrace; any
+  // usleep recorded is sysmon's (GORT_TRACE's test counts them).
+  for (const Event& e : OfCat(t, "usleep")) {
+    EXPECT_EQ(e.tid, sysmonM);
+    EXPECT_GE(e.args.NumOr("requested_us", 0), 20);
+  }
+  std::vector<Event> sys = OfCat(t, "syscall");
+  ASSERT_EQ(sys.size(), 1u);
+  EXPECT_EQ(G(sys[0]), 1);
+  EXPECT_EQ(sys[0].args.NumOr("blocking", -1), 0);
+}
+
+TEST(TraceTest, GomaxprocsChange) {
+  std::string path = TempTrace("procs");
+  RunGuarded([&] {
+    ASSERT_TRUE(gort::StartTrace(path));
+    EXPECT_EQ(gort::GOMAXPROCS(2), 1);
+    ASSERT_TRUE(gort::StopTrace());
+  }, Procs(1));
+  Trace t = Load(path);
+  std::vector<Event> ev = OfCat(t, "Gomaxprocs");
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(ev[0].args.NumOr("procs", 0), 2);
+  EXPECT_EQ(ev[0].args.NumOr("old", 0), 1);
+  EXPECT_TRUE(t.tracks.count(std::make_pair(gort::trace::kPidP, 1)));
+}
+
+// Every successful runqsteal is one Steal event naming its victim and how
+// many goroutines it moved: the trace agrees with the scheduler's counters
+// over the traced window (no goroutine but main exists at its edges, so
+// nothing can be stolen outside it).
+TEST(TraceTest, StealsMatchSchedulerCounters) {
+  const int n = Scaled(2000);
+  std::string path = TempTrace("steal");
+  gort::Stats before, after;
+  RunGuarded([&] {
+    before = gort::ReadStats();
+    ASSERT_TRUE(gort::StartTrace(path));
+    gort::WaitGroup wg;
+    for (int i = 0; i < n; i++) {
+      wg.Add(1);
+      gort::Go([&wg] {
+        gort::Gosched();
+        wg.Done();
+      });
+    }
+    wg.Wait();
+    while (gort::NumGoroutine() > 1) gort::Gosched();
+    ASSERT_TRUE(gort::StopTrace());
+    after = gort::ReadStats();
+  }, Procs(4));
+  Trace t = Load(path);
+  std::int64_t steals = 0, stolen = 0;
+  for (const Event& e : OfCat(t, "Steal")) {
+    steals++;
+    stolen += static_cast<std::int64_t>(e.args.NumOr("count", 0));
+    EXPECT_GE(e.args.NumOr("count", 0), 1);
+    EXPECT_NE(e.args.NumOr("victim", -1), e.args.NumOr("p", -1));
+  }
+  EXPECT_EQ(steals, after.steals - before.steals);
+  EXPECT_EQ(stolen, after.stolen - before.stolen);
+}
+
+// GORT_TRACE traces the whole Run, main's creation included, and the
+// summary gort-trace prints has the known program's counts.
+TEST(TraceTest, EnvTraceSummaryOfKnownProgram) {
+  std::string path = TempTrace("env");
+  setenv("GORT_TRACE", path.c_str(), 1);
+  RunGuarded([] { gort_test::KnownProgram(); }, Procs(1));
+  unsetenv("GORT_TRACE");
+  EXPECT_FALSE(gort::TraceEnabled());
+  gort::trace::Summary s = gort::trace::Summarize(Load(path));
+  EXPECT_EQ(s.created, gort_test::kKnownGoroutines);
+  EXPECT_EQ(s.ended, gort_test::kKnownGoroutines);
+  EXPECT_EQ(s.goroutines, gort_test::kKnownGoroutines);
+  EXPECT_EQ(s.blocked["chan receive"].count + s.blocked["chan send"].count,
+            gort_test::kKnownSenders);
+  EXPECT_EQ(s.blocks, s.unblocks);
+  EXPECT_EQ(s.syscalls, 1);
+  EXPECT_EQ(s.retakes, 1);
+  EXPECT_EQ(s.gomaxprocs_changes, 1);
+  EXPECT_EQ(s.ps, 1);
+  EXPECT_GE(s.usleeps, 1);
+  std::string text = gort::trace::FormatSummary(s);
+  EXPECT_NE(text.find("goroutines: 10 seen, 10 created, 10 ended"),
+            std::string::npos) << text;
+  EXPECT_NE(text.find("1 syscall handoffs"), std::string::npos) << text;
+}
+
+// Starting and stopping while goroutines on two Ps record events, and a
+// thread outside the runtime asks whether a trace runs: every stopped
+// trace is a whole file (and ThreadSanitizer sees no race).
+TEST(TraceTest, StartStopWhileRunning) {
+  const int rounds = 5;
+  std::vector<std::string> paths;
+  for (int i = 0; i < rounds; i++) {
+    paths.push_back(TempTrace("toggle" + std::to_string(i)));
+  }
+  std::atomic<bool> stop{false};
+  std::thread watcher([&] {
+    while (!stop.load()) (void)gort::TraceEnabled();
+  });
+  RunGuarded([&] {
+    auto quit = gort::MakeChan<bool>();
+    auto ping = gort::MakeChan<int>();
+    gort::WaitGroup wg;
+    for (int w = 0; w < 4; w++) {
+      wg.Add(1);
+      gort::Go([&wg, ping, quit] {
+        int v = 0;
+        for (;;) {
+          int i = gort::Select(gort::SendCase(ping, 1), gort::RecvCase(ping, &v),
+                               gort::RecvCase(quit));
+          if (i == 2) break;
+        }
+        wg.Done();
+      });
+    }
+    for (const std::string& p : paths) {
+      ASSERT_TRUE(gort::StartTrace(p));
+      for (int i = 0; i < 200; i++) gort::Gosched();
+      ASSERT_TRUE(gort::StopTrace());
+    }
+    quit.Close();
+    wg.Wait();
+  }, Procs(2));
+  stop.store(true);
+  watcher.join();
+  for (const std::string& p : paths) {
+    Trace t = Load(p);
+    EXPECT_FALSE(t.events.empty());
+  }
+}
+
+}  // namespace
