@@ -221,7 +221,7 @@ void traceEvent(traceEv ev, std::int64_t g, std::int64_t a0, std::int64_t a1,
 // traceCurGoid: the goroutine on this thread, 0 on g0 or outside.
 std::int64_t traceCurGoid() {
   G* gp = getcurg();
-  return gp != nullptr ? gp->goid : 0;
+  return gp != nullptr ? gp->goid.load(std::memory_order_relaxed) : 0;
 }
 
 // traceUsleepSlow: usleep, recorded with its requested and real duration.

@@ -67,7 +67,7 @@ void traceEndRun();    // end of Run: write $GORT_TRACE, release buffers
 // traceGoCreate mirrors Go's traceGoCreate.
 inline void traceGoCreate(G* newg, G* caller) {
   if (traceEnabled()) {
-    traceEvent(traceEv::GoCreate, newg->goid, caller ? caller->goid : 0);
+    traceEvent(traceEv::GoCreate, newg->goid, caller ? caller->goid.load(std::memory_order_relaxed) : 0);
   }
 }
 // traceGoStart mirrors Go's traceGoStart.
