@@ -15,7 +15,6 @@
 // Every death test runs in the threadsafe style (the child re-executes the
 // binary) because the runtime makes threads. A child that could hang is
 // bounded by RunGuarded's watchdog (exit 3, which fails the expectation).
-#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -29,6 +28,7 @@
 
 #include "gort/gort.h"
 #include "gtest/gtest.h"
+#include "test_os.h"
 #include "watchdog.h"
 
 namespace {
