@@ -142,9 +142,13 @@ void lowResInit() {
   wt::counters.timeBeginPeriods.fetch_add(1);
 }
 
-// noteStack counts whether usleep runs on the M's own stack.
-void noteStack() {
-  if (g0Hi == 0) return;
+// noteStack counts whether usleep runs on the M's own stack; false if the
+// caller is not an M (Run's own thread waiting for the Ms to exit).
+bool noteStack() {
+  if (g0Hi == 0) {
+    wt::counters.nonMSleeps.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
   char here;
   auto sp = reinterpret_cast<ULONG_PTR>(&here);
   if (sp >= g0Lo && sp < g0Hi) {
@@ -152,6 +156,7 @@ void noteStack() {
   } else {
     wt::counters.offG0Sleeps.fetch_add(1, std::memory_order_relaxed);
   }
+  return true;
 }
 
 }  // namespace
@@ -173,6 +178,7 @@ void reset() {
   counters.timeBeginPeriods = 0;
   counters.onG0Sleeps = 0;
   counters.offG0Sleeps = 0;
+  counters.nonMSleeps = 0;
   ensureInit();
   reinit();
 }
@@ -190,7 +196,7 @@ bool haveWinmm() { return winmmLoaded.load(); }
 // caller's job: debug::Usleep switches to g0 first).
 void usleep(std::uint32_t usec) {
   ensureInit();
-  noteStack();
+  bool onM = noteStack();
   if (mHighRes) {
     if (gort_usleep2HighRes(usec, mTimer) != 0) {
       wt::counters.highResSleeps.fetch_add(1, std::memory_order_relaxed);
@@ -199,7 +205,7 @@ void usleep(std::uint32_t usec) {
     wt::counters.setTimerFailures.fetch_add(1, std::memory_order_relaxed);
   }
   gort_usleep2(usec);
-  wt::counters.lowResSleeps.fetch_add(1, std::memory_order_relaxed);
+  if (onM) wt::counters.lowResSleeps.fetch_add(1, std::memory_order_relaxed);
 }
 
 void osyield() {

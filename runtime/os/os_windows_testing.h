@@ -27,11 +27,13 @@ struct Counters {
   std::atomic<std::int64_t> timersCreated{0};   // per-M timers (minit)
   std::atomic<std::int64_t> timersClosed{0};    // per-M timers (mdestroy)
   std::atomic<std::int64_t> highResSleeps{0};   // usleep2HighRes completed
-  std::atomic<std::int64_t> lowResSleeps{0};    // usleep2 (incl. fallbacks)
+  std::atomic<std::int64_t> lowResSleeps{0};    // usleep2 on an M (incl.
+                                                // fallbacks)
   std::atomic<std::int64_t> setTimerFailures{0};  // fallbacks to usleep2
   std::atomic<std::int64_t> timeBeginPeriods{0};  // timeBeginPeriod(1) calls
   std::atomic<std::int64_t> onG0Sleeps{0};    // on an M's own stack
   std::atomic<std::int64_t> offG0Sleeps{0};   // on an M, not its own stack
+  std::atomic<std::int64_t> nonMSleeps{0};    // on a thread that is no M
 };
 // counters: updated by usleep, minit and mdestroy.
 extern Counters counters;
