@@ -6,8 +6,12 @@
 // (Google Benchmark is not built for mingw). Unlike the Linux driver it
 // measures in-process: there is no fork() to isolate each measurement.
 //
-//   gort-ping [--benchtime=1s] [--count=5] [--mode=lowres|highres|both]
+//   gort-ping [--benchtime=1s] [--count=5] [--cpu=1]
+//             [--mode=lowres|highres|both]
 //
+// --cpu is GOMAXPROCS (1 by default, as scripts/main-job.sh runs the Linux
+// driver: with one P only sysmon can take it from a goroutine blocked in a
+// syscall, so ChanToSyscallPing follows usleep's resolution).
 // Prints Go benchmark lines per mode, then a table lowres vs highres.
 #include <cstdio>
 #include <cstdlib>
@@ -45,13 +49,14 @@ constexpr Mode kModes[] = {{"lowres", gort::UsleepMode::kLowRes},
 struct Flags {
   Benchtime benchtime = *Benchtime::Parse("1s");
   int count = 5;
+  int cpu = 1;
   std::vector<const Mode*> modes = {&kModes[0], &kModes[1]};
 };
 
 [[noreturn]] void UsageError(const std::string& message) {
   std::fprintf(stderr,
                "gort-ping: %s\nusage: gort-ping [--benchtime=1s|Nx] "
-               "[--count=5] [--mode=lowres|highres|both]\n",
+               "[--count=5] [--cpu=1] [--mode=lowres|highres|both]\n",
                message.c_str());
   std::exit(2);
 }
@@ -68,6 +73,10 @@ Flags ParseFlags(int argc, char** argv) {
       auto n = gort::bench::ParsePositiveInt(r.Value());
       if (!n || *n > 1000) UsageError("bad --count");
       f.count = static_cast<int>(*n);
+    } else if (r.name() == "cpu") {
+      auto n = gort::bench::ParsePositiveInt(r.Value());
+      if (!n || *n > 256) UsageError("bad --cpu");
+      f.cpu = static_cast<int>(*n);
     } else if (r.name() == "mode") {
       std::string v = r.Value();
       if (v == "lowres") {
@@ -86,9 +95,10 @@ Flags ParseFlags(int argc, char** argv) {
 
 // Times fn(n) inside a fresh Run in mode; returns nanoseconds.
 std::int64_t TimeRun(const Benchmark& b, const Mode& mode, std::int64_t n,
-                     int* procs) {
+                     int cpu, int* procs) {
   std::int64_t ns = 0;
   gort::Options options;
+  options.maxprocs = cpu;
   options.usleep = mode.usleep;
   gort::Run(
       [&] {
@@ -103,13 +113,14 @@ std::int64_t TimeRun(const Benchmark& b, const Mode& mode, std::int64_t n,
 
 // One measurement as go test makes it: grow N until the run takes the
 // benchtime; prints the benchmark line and returns ns/op.
-double Measure(const Benchmark& b, const Mode& mode, const Benchtime& bt) {
+double Measure(const Benchmark& b, const Mode& mode, const Flags& flags) {
+  const Benchtime& bt = flags.benchtime;
   int procs = 1;
   std::int64_t n = bt.fixed_n > 0 ? bt.fixed_n : 1;
-  std::int64_t ns = TimeRun(b, mode, n, &procs);
+  std::int64_t ns = TimeRun(b, mode, n, flags.cpu, &procs);
   while (bt.fixed_n == 0 && ns < bt.ns && n < gort::bench::kMaxN) {
     n = gort::bench::PredictN(bt.ns, n, ns);
-    ns = TimeRun(b, mode, n, &procs);
+    ns = TimeRun(b, mode, n, flags.cpu, &procs);
   }
   const double per_op = static_cast<double>(ns) / static_cast<double>(n);
   std::printf("Benchmark%s-%d\t%10lld%s\n", b.name, procs,
@@ -130,7 +141,7 @@ int main(int argc, char** argv) {
     for (std::size_t i = 0; i < std::size(kBenchmarks); ++i) {
       for (int c = 0; c < flags.count; ++c) {
         values[m][i].push_back(
-            Measure(kBenchmarks[i], *flags.modes[m], flags.benchtime));
+            Measure(kBenchmarks[i], *flags.modes[m], flags));
       }
     }
     std::printf("\n");

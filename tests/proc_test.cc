@@ -571,6 +571,12 @@ TEST(GoroutineTest, HundredThousandGoroutinesRunToCompletion) {
 class HundredThousandTest : public ::testing::TestWithParam<int> {};
 
 TEST_P(HundredThousandTest, SpawnedByMainAllRun) {
+  if (gort_test::UnderWine() && sizeof(void*) == 4) {
+    // Goroutine stacks are fibres on Windows, and Wine reserves much more
+    // than the 16 KiB asked for each (measured: 25 000 do not fit in 4 GiB).
+    GTEST_SKIP() << "every G holds a fibre stack here; Wine's 32-bit fibre "
+                    "stacks are too large for this many in 4 GiB";
+  }
   const int kTotal = Scaled(100'000);
   std::atomic<int> ran{0};
   int left_over = -1;

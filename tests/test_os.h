@@ -146,6 +146,17 @@ inline int CpuCount() {
   return n > 0 ? static_cast<int>(n) : 1;
 }
 
+// Whether the program runs under Wine rather than Windows.
+inline bool UnderWine() {
+#if defined(_WIN32)
+  HMODULE ntdll = GetModuleHandleW(L"ntdll.dll");
+  return ntdll != nullptr &&
+         GetProcAddress(ntdll, "wine_get_version") != nullptr;
+#else
+  return false;
+#endif
+}
+
 // Whether UsleepMode::kHighRes is available: Linux's timer slack (unless a
 // seccomp filter denies it), Windows' high-resolution waitable timer.
 inline bool HaveHighResUsleep() {

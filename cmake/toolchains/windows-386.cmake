@@ -1,7 +1,8 @@
 # cmake/toolchains/windows-386.cmake: cross compiling gort for windows/386 with
 # Debian's mingw-w64 (g++-mingw-w64-i686-posix: the posix thread model, since
 # the win32 one has no std::mutex), linked -static so the programs need no
-# mingw DLLs, and run under Wine (/usr/lib/wine/wine). scripts/windows.sh installs all
+# mingw DLLs, large-address-aware (4 GiB of address space under WoW64 and
+# Wine, not 2), and run under Wine (/usr/lib/wine/wine). scripts/windows.sh installs all
 # of it, builds GoogleTest for the target, and uses this file; by hand:
 #   cmake -S . -B build/windows-386 -G Ninja \
 #     -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/windows-386.cmake \
@@ -17,7 +18,7 @@ set(CMAKE_C_COMPILER i686-w64-mingw32-gcc-posix)
 set(CMAKE_CXX_COMPILER i686-w64-mingw32-g++-posix)
 set(CMAKE_ASM_COMPILER i686-w64-mingw32-gcc-posix)
 set(CMAKE_RC_COMPILER i686-w64-mingw32-windres)
-set(CMAKE_EXE_LINKER_FLAGS_INIT "-static")
+set(CMAKE_EXE_LINKER_FLAGS_INIT "-static -Wl,--large-address-aware")
 
 set(CMAKE_FIND_ROOT_PATH /usr/i686-w64-mingw32)
 set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
