@@ -136,7 +136,7 @@ void lowResInit() {
   if (winmm == nullptr) return;
   winmmLoaded.store(true);
   auto begin = reinterpret_cast<TimeBeginPeriodFn>(
-      GetProcAddress(winmm, "timeBeginPeriod"));
+      reinterpret_cast<void*>(GetProcAddress(winmm, "timeBeginPeriod")));
   if (begin == nullptr) return;
   begin(1);
   wt::counters.timeBeginPeriods.fetch_add(1);
