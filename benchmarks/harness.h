@@ -13,7 +13,9 @@
 #ifndef GORT_BENCHMARKS_HARNESS_H_
 #define GORT_BENCHMARKS_HARNESS_H_
 
+#if !defined(_WIN32)
 #include <sys/wait.h>
+#endif
 
 #include <algorithm>
 #include <cerrno>
@@ -192,6 +194,7 @@ inline std::string CpuModel() {
   return "";
 }
 
+#if !defined(_WIN32)
 // "exit status 2", "killed by signal 9 (Killed)", ... for a wait status.
 inline std::string DescribeStatus(int status) {
   char buf[128];
@@ -205,6 +208,7 @@ inline std::string DescribeStatus(int status) {
   }
   return buf;
 }
+#endif
 
 // ---------------------------------------------------------------------------
 // Statistics, following benchstat.

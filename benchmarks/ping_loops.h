@@ -20,9 +20,13 @@
 #define GORT_BENCHMARKS_PING_LOOPS_H_
 
 #include <errno.h>
+#if defined(_WIN32)
+#include <windows.h>
+#else
 #include <sched.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
+#endif
 
 #include <cstdint>
 #include <cstdio>
@@ -53,6 +57,41 @@ namespace ping_internal {
 
 }  // namespace ping_internal
 
+#if defined(_WIN32)
+// Go's own event: CreateEvent with automatic reset, initially not signalled;
+// SetEvent and WaitForSingleObject(INFINITE), each as a syscall, exactly as
+// runtime/syscall_windows_test.go writes the benchmarks.
+class PingEvent {
+ public:
+  PingEvent() : h_(CreateEventW(nullptr, FALSE, FALSE, nullptr)) {
+    if (h_ == nullptr) ping_internal::Fail("CreateEvent failed");
+  }
+  PingEvent(const PingEvent&) = delete;
+  PingEvent& operator=(const PingEvent&) = delete;
+  ~PingEvent() { CloseHandle(h_); }
+
+  // Signals the event (SetEvent), as a syscall.
+  void Set() const {
+    HANDLE h = h_;
+    bool ok = true;
+    gort::Syscall([h, &ok] { ok = SetEvent(h) != 0; });
+    if (!ok) ping_internal::Fail("SetEvent failed");
+  }
+
+  // Blocks until the event is signalled, which resets it; returns 1 as the
+  // eventfd version does.
+  std::uint64_t Wait() const {
+    HANDLE h = h_;
+    DWORD r = 0;
+    gort::Syscall([h, &r] { r = WaitForSingleObject(h, INFINITE); });
+    if (r != WAIT_OBJECT_0) ping_internal::Fail("WaitForSingleObject failed");
+    return 1;
+  }
+
+ private:
+  HANDLE h_;
+};
+#else
 // An auto-reset event on an eventfd, standing in for the Windows event of
 // Go's benchmarks (CreateEvent with automatic reset, initially not
 // signalled).
@@ -110,6 +149,17 @@ class PingEvent {
  private:
   int fd_;
 };
+
+#endif
+
+// The thread yield of each OS (Go's osyield: SwitchToThread on Windows).
+inline void ThreadYield() {
+#if defined(_WIN32)
+  SwitchToThread();
+#else
+  sched_yield();
+#endif
+}
 
 // BenchmarkChanToSyscallPing: the main goroutine sets an event and waits on
 // a channel; a second goroutine waits for the event in a syscall and answers
@@ -181,7 +231,7 @@ inline void ChanToChanPing(std::int64_t n) {
 // gort::Syscall, so each op also pays entersyscall/exitsyscall.
 inline void OsYield(std::int64_t n) {
   for (std::int64_t i = 0; i < n; ++i) {
-    gort::Syscall([] { sched_yield(); });
+    gort::Syscall([] { ThreadYield(); });
   }
 }
 
@@ -190,7 +240,7 @@ inline void OsYield(std::int64_t n) {
 // The Linux equivalent is a bare sched_yield() on the goroutine's thread.
 inline void OsYieldRaw(std::int64_t n) {
   for (std::int64_t i = 0; i < n; ++i) {
-    sched_yield();
+    ThreadYield();
   }
 }
 

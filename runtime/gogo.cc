@@ -8,18 +8,30 @@
 // returns the context of the side that jumped, which is how each side learns
 // where to come back to. Unlike Go, g0 does not reset its stack on each
 // mcall; it returns into the schedule loop instead (see schedule in proc.cc).
+//
+// On Windows each goroutine stack is a fibre instead (os::fiber*, created by
+// stackalloc): Windows then switches the thread's stack bounds and exception
+// list with the stack, which its unwinder checks (Boost's fcontext does not
+// under Wine). A G's fibre lives as long as its stack; when a G is reused,
+// its fibre resumes where it left off, in goexit1, and loops to run the new
+// body, so respawning creates nothing.
+#if !defined(_WIN32)
 #include <boost/context/detail/fcontext.hpp>
+#endif
 #include <cxxabi.h>
 #include <cstring>
 #include <exception>
 
+#include "os/os.h"
 #include "panic.h"
 #include "proc.h"
 #include "race.h"
 
 namespace gort::runtime {
 
+#if !defined(_WIN32)
 namespace ctx = boost::context::detail;
+#endif
 
 namespace {
 thread_local G* tlsg = nullptr;
@@ -51,12 +63,10 @@ EhGlobals* ehGlobals(M* mp) {
   return static_cast<EhGlobals*>(mp->ehGlobals);
 }
 
-// gentry is the bottom frame of every goroutine (Go's goexit frame plus the
-// call of the goroutine's function).
-void gentry(ctx::transfer_t t) {
+// grun runs the goroutine's function and ends the goroutine; on Windows,
+// goexit1 returns when the G is reused (see the file comment).
+void grun() {
   G* gp = getg();
-  racebackongo(gp, gp->m, true);
-  gp->m->g0->ctx = t.fctx;
   try {
     std::move(gp->fn)();
   } catch (const goexitUnwind&) {
@@ -69,7 +79,39 @@ void gentry(ctx::transfer_t t) {
   getg()->fn = nullptr;  // destroys the closure's captures on this stack
   goexit1();
 }
+
+#if !defined(_WIN32)
+// gentry is the bottom frame of every goroutine (Go's goexit frame plus the
+// call of the goroutine's function).
+void gentry(ctx::transfer_t t) {
+  G* gp = getg();
+  racebackongo(gp, gp->m, true);
+  gp->m->g0->ctx = t.fctx;
+  grun();
+}
+#endif
 }  // namespace
+
+#if defined(_WIN32)
+// gfiberentry is the bottom frame of every goroutine fibre: it records the
+// fibre's real stack bounds (for the stack-overflow check) and runs one
+// goroutine body after another.
+void gfiberentry(void*) {
+  G* gp = getg();
+  void* lo;
+  void* hi;
+  os::fiberStack(&lo, &hi);
+  gp->stack.base = lo;
+  gp->stack.size = static_cast<char*>(hi) - static_cast<char*>(lo);
+  gp->stack.guard = os::physPageSize();
+  racebackongo(gp, gp->m, true);
+  for (;;) {
+    grun();
+    // Resumed by gogo: this G was reused for a new goroutine.
+    racebackongo(getg(), getg()->m, true);
+  }
+}
+#endif
 
 // getg returns the running G (g0 on the scheduler stack). Not inlined, with a
 // compiler barrier, so that no caller keeps a thread-local address across a
@@ -98,9 +140,15 @@ void gogo(G* gp) {
   std::memcpy(eh, gp->ehState, sizeof(EhGlobals));
   setg(gp);
   racetogo(g0->m, gp);
+#if defined(_WIN32)
+  if (g0->ctx == nullptr) g0->ctx = os::fiberOfThread();
+  os::fiberSwitch(gp->ctx);
+  racebackong0(g0->m);
+#else
   ctx::transfer_t t = ctx::jump_fcontext(gp->ctx, nullptr);
   racebackong0(g0->m);
   gp->ctx = t.fctx;
+#endif
   setg(g0);
   std::memcpy(gp->ehState, eh, sizeof(EhGlobals));
   *eh = saved;
@@ -113,9 +161,14 @@ void mcall(G* (*fn)(G*), bool exiting) {
   M* mp = gp->m;
   mp->mcallfn = fn;
   racetog0(gp, mp, exiting);
+#if defined(_WIN32)
+  os::fiberSwitch(mp->g0->ctx);
+  racebackongo(gp, gp->m, false);
+#else
   ctx::transfer_t t = ctx::jump_fcontext(mp->g0->ctx, nullptr);
   racebackongo(gp, gp->m, false);
   gp->m->g0->ctx = t.fctx;
+#endif
   if (gp->unwinding) throw goexitUnwind{};
 }
 
@@ -125,7 +178,12 @@ void gostart(G* gp) {
   char* top = static_cast<char*>(gp->stack.base) + gp->stack.size;
   racegostart(gp, static_cast<char*>(gp->stack.base) + gp->stack.guard,
               gp->stack.size - gp->stack.guard);
+#if defined(_WIN32)
+  (void)top;
+  gp->ctx = gp->stack.fiber;
+#else
   gp->ctx = ctx::make_fcontext(top, gp->stack.size - gp->stack.guard, gentry);
+#endif
 }
 
 }  // namespace gort::runtime

@@ -21,6 +21,7 @@
 // goexit0, exitsyscall0) and then finds the next goroutine.
 #include "gort/runtime.h"
 
+#include "os/os.h"
 #include "panic.h"
 #include "proc.h"
 #include "race.h"
@@ -302,6 +303,24 @@ static G* gosched_m(G* gp) {
 }
 
 void gosched() { mcall(gosched_m); }
+
+// usleep_m runs usleep on g0 for usleepOnG0, then resumes gp at once.
+static G* usleep_m(G* gp) {
+  M* mp = getg()->m;
+  auto usec = static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(gp->param));
+  gp->param = nullptr;
+  casgstatus(gp, _Grunning, _Grunnable);
+  dropg(mp);
+  os::usleep(usec);
+  return gp;
+}
+
+// usleepOnG0 mirrors Go's systemstack(usleep1) on Windows: a goroutine's
+// usleep runs on its M's own stack.
+void usleepOnG0(std::uint32_t usec) {
+  getg()->param = reinterpret_cast<void*>(static_cast<std::uintptr_t>(usec));
+  mcall(usleep_m);
+}
 
 // goschedIfPreempted honours sysmon's request at a safe point (Go's
 // gopreempt_m reached through a stack check; gort's preemption is

@@ -43,6 +43,7 @@ void mstart(void* arg) {
   }
   setg(nullptr);
   unminitSignalStack();
+  os::mdestroy();
   mp->exited.store(true, std::memory_order_release);
 }
 

@@ -367,6 +367,16 @@ Stats ReadStats() ABSL_NO_THREAD_SAFETY_ANALYSIS {
   return s;
 }
 
-void debug::Usleep(std::uint32_t usec) { os::usleep(usec); }
+void debug::Usleep(std::uint32_t usec) {
+#if defined(_WIN32)
+  // Windows sleeps on the M's timer, from the M's own stack (Go's
+  // systemstack); elsewhere usleep may run on any stack, as in Go.
+  if (runtime::getcurg() != nullptr) {
+    runtime::usleepOnG0(usec);
+    return;
+  }
+#endif
+  os::usleep(usec);
+}
 
 }  // namespace gort

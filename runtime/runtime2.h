@@ -71,6 +71,7 @@ struct stack {
   void* base = nullptr;  // start of the mapping (the guard page)
   std::size_t size = 0;  // whole mapping, guard included
   std::size_t guard = 0;
+  void* fiber = nullptr;  // Windows: the fibre owning this stack (stack.cc)
 };
 
 // timer: one pending call of f(arg, seq) at `when` on a P's heap (Go's

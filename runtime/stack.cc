@@ -38,6 +38,25 @@ std::size_t stacksMade ABSL_GUARDED_BY(stackLock) = 0;
 
 }  // namespace
 
+#if defined(_WIN32)
+// On Windows a goroutine stack is a fibre's (see gogo.cc): Windows reserves
+// it, with its own guard page, and frees it with the fibre. base holds the
+// fibre until the fibre first runs and records its real bounds.
+bool stackalloc(struct stack* s, std::size_t size) {
+  void* f = os::fiberCreate(size, gfiberentry);
+  if (f == nullptr) return false;
+  *s = {};
+  s->fiber = f;
+  s->base = f;
+  s->size = size;
+  return true;
+}
+
+void stackfree(struct stack* s) {
+  if (s->fiber != nullptr) os::fiberDelete(s->fiber);
+  *s = {};
+}
+#else
 // stackalloc mirrors Go's stackalloc: `size` usable bytes, with one guard
 // page below them while guards are affordable.
 bool stackalloc(struct stack* s, std::size_t size) {
@@ -70,6 +89,7 @@ bool stackalloc(struct stack* s, std::size_t size) {
 // stackfree mirrors Go's stackfree. Stacks live until Run ends, with their
 // Gs on the free lists; this only forgets the G's claim.
 void stackfree(struct stack* s) { *s = {}; }
+#endif
 
 // stackfreeall returns every slab to the OS when Run ends; with retain, a
 // thread abandoned in a syscall still runs on one of them, so they are kept

@@ -70,6 +70,9 @@ void checkblocked(P* pp, std::int64_t now) {
   }
   pp->blockSampled = now;
   int blocked = os::threadBlocked(mp->tid.load(std::memory_order_relaxed));
+  // The OS cannot tell (Windows, no /proc): stay silent rather than warn a
+  // goroutine that may only be computing.
+  if (blocked < 0) return;
   pp->blockSamples = blocked == 0 ? 0 : pp->blockSamples + 1;
   if (pp->blockSamples < 2) return;
   pp->blockWarned = true;

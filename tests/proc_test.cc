@@ -9,14 +9,6 @@
 // left is caught by RunGuarded's watchdog. Timings are only ever asserted as
 // lower bounds. Spin loops that must not yield read std::chrono::steady_clock,
 // never a gort function.
-#include <alloca.h>
-#include <poll.h>
-#include <sched.h>
-#include <sys/eventfd.h>
-#include <sys/prctl.h>
-#include <time.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
@@ -34,6 +26,7 @@
 #include "gort/debug.h"
 #include "gort/gort.h"
 #include "gtest/gtest.h"
+#include "test_os.h"
 #include "watchdog.h"
 
 namespace {
@@ -55,17 +48,7 @@ constexpr char kDeadlockMessage[] =
 // A deadline on gort's clock.
 std::int64_t DeadlineFromNow() { return gort::Nanotime() + kDeadline.count(); }
 
-// CPUs this process may run on, as the runtime counts them by default.
-int CpuCount() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
-    int n = CPU_COUNT(&set);
-    if (n > 0) return n;
-  }
-  unsigned n = std::thread::hardware_concurrency();
-  return n > 0 ? static_cast<int>(n) : 1;
-}
+using gort_test::CpuCount;
 
 // GOMAXPROCS with neither Options.maxprocs nor a valid $GOMAXPROCS.
 int DefaultProcs() { return std::min(CpuCount(), 256); }
@@ -105,42 +88,9 @@ class ScopedEnv {
   std::optional<std::string> old_;
 };
 
-// An eventfd: a goroutine blocks reading it in a syscall until another
-// signals it.
-class EventFd {
- public:
-  EventFd() : fd_(eventfd(0, EFD_CLOEXEC)) {}
-  EventFd(const EventFd&) = delete;
-  EventFd& operator=(const EventFd&) = delete;
-  ~EventFd() {
-    if (fd_ >= 0) close(fd_);
-  }
-  bool ok() const { return fd_ >= 0; }
-  // Makes the eventfd readable.
-  void Signal() {
-    std::uint64_t one = 1;
-    ssize_t n;
-    do {
-      n = write(fd_, &one, sizeof(one));
-    } while (n < 0 && errno == EINTR);
-    EXPECT_EQ(n, static_cast<ssize_t>(sizeof(one)));
-  }
-  // Blocks the thread until the eventfd is signalled (true, consuming the
-  // signal) or timeout_ms pass (false).
-  bool WaitFor(int timeout_ms) {
-    pollfd pfd = {fd_, POLLIN, 0};
-    int r;
-    do {
-      r = poll(&pfd, 1, timeout_ms);
-    } while (r < 0 && errno == EINTR);
-    if (r != 1) return false;
-    std::uint64_t value = 0;
-    return read(fd_, &value, sizeof(value)) == sizeof(value) && value > 0;
-  }
-
- private:
-  int fd_;
-};
+// An eventfd (a semaphore on Windows): a goroutine blocks reading it in a
+// syscall until another signals it.
+using gort_test::EventFd;
 
 // Death tests fork after the runtime has made threads: re-exec instead.
 class ThreadsafeDeathTest : public ::testing::Test {
@@ -621,6 +571,12 @@ TEST(GoroutineTest, HundredThousandGoroutinesRunToCompletion) {
 class HundredThousandTest : public ::testing::TestWithParam<int> {};
 
 TEST_P(HundredThousandTest, SpawnedByMainAllRun) {
+  if (gort_test::UnderWine() && sizeof(void*) == 4) {
+    // Goroutine stacks are fibres on Windows, and Wine reserves much more
+    // than the 16 KiB asked for each (measured: 25 000 do not fit in 4 GiB).
+    GTEST_SKIP() << "every G holds a fibre stack here; Wine's 32-bit fibre "
+                    "stacks are too large for this many in 4 GiB";
+  }
   const int kTotal = Scaled(100'000);
   std::atomic<int> ran{0};
   int left_over = -1;
@@ -1026,7 +982,7 @@ TEST(SyscallTest, ReturnsTheFunctionsValue) {
         EXPECT_EQ(gort::Syscall([] { return 42; }), 42);
         EXPECT_EQ(gort::BlockingSyscall([] { return std::string("hello"); }),
                   "hello");
-        EXPECT_EQ(gort::Syscall([] { return getpid(); }), getpid());
+        EXPECT_EQ(gort::Syscall([] { return gort_test::Pid(); }), gort_test::Pid());
         std::unique_ptr<int> p =
             gort::Syscall([] { return std::make_unique<int>(5); });
         ASSERT_NE(p, nullptr);
@@ -1150,7 +1106,7 @@ BlockedSyscallResult RunBlockedSyscall(bool blocking, bool throw_after) {
           gort::Gosched();
         }
         result.main_ran_during_syscall = in_syscall.load();
-        efd.Signal();
+        EXPECT_TRUE(efd.Signal());
         wg.Wait();
         result.stats = gort::ReadStats();
       },
@@ -1179,10 +1135,7 @@ TEST(SyscallTest, ReturnRacingRetakeIsNotADeadlock) {
         const std::int64_t deadline = DeadlineFromNow();
         for (int i = 0; i < Scaled(20000) && gort::Nanotime() < deadline;
              ++i) {
-          gort::Syscall([] {
-            struct timespec ts = {0, 30'000};
-            nanosleep(&ts, nullptr);
-          });
+          gort::Syscall([] { gort_test::SleepInKernelUs(30); });
         }
         handoffs = gort::ReadStats().handoffs;
       },
@@ -1241,7 +1194,7 @@ void ExpectManyBlockedSyscalls(bool blocking) {
           gort::Gosched();
         }
         entered_seen = entered.load();
-        for (auto& fd : fds) fd->Signal();
+        for (auto& fd : fds) EXPECT_TRUE(fd->Signal());
         wg.Wait();
         stats = gort::ReadStats();
       },
@@ -1295,7 +1248,7 @@ TEST(SyscallTest, GomaxprocsChangesWhileGoroutineBlockedInSyscall) {
             // Had this waited for the syscall, the poll would time out and
             // report no signal.
             previous = gort::GOMAXPROCS(target);
-            efd.Signal();
+            EXPECT_TRUE(efd.Signal());
             wg.Wait();
           },
           Procs(2));
@@ -1342,7 +1295,7 @@ TEST(SyscallTest, RunReturnsWhileGoroutineBlockedInSyscall) {
           EXPECT_TRUE(entered.load());
         },
         Procs(1));
-    efd->Signal();
+    EXPECT_TRUE(efd->Signal());
     // The abandoned syscall now returns (and its thread parks for good).
     const auto deadline = std::chrono::steady_clock::now() + kDeadline;
     while (result->load() < 0 && std::chrono::steady_clock::now() < deadline) {
@@ -1527,7 +1480,7 @@ TEST(StatsTest, UsleepModeInEffect) {
   options.usleep = gort::UsleepMode::kHighRes;
   RunGuarded([&] { inside = gort::ReadStats().usleep; }, options);
   // Linux has it unless something (a seccomp filter) denies timer slack.
-  if (prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0) >= 0) {
+  if (gort_test::HaveHighResUsleep()) {
     EXPECT_EQ(inside, gort::UsleepMode::kHighRes);
   } else {
     EXPECT_EQ(inside, gort::UsleepMode::kLowRes);
@@ -1555,7 +1508,7 @@ TEST(StatsTest, DebugUsleepSleepsAtLeastTheDuration) {
 
 // Writes to `bytes` of the calling goroutine's stack.
 __attribute__((noinline)) int UseStack(std::size_t bytes) {
-  volatile char* buf = static_cast<volatile char*>(alloca(bytes));
+  volatile char* buf = static_cast<volatile char*>(__builtin_alloca(bytes));
   for (std::size_t i = 0; i < bytes; i += 256) buf[i] = static_cast<char>(i);
   return buf[bytes / 2];
 }
@@ -1671,7 +1624,7 @@ TEST_F(PanicDeathTest, ExceptionEscapingGoroutine) {
                   },
                   Procs(2)),
               ::testing::ExitedWithCode(2),
-              "panic: boom.*goroutine [0-9]+ \\[running\\]:");
+              "panic: boom\\s+goroutine \\S+ \\[running\\]:");
 }
 
 TEST_F(PanicDeathTest, GortPanicEscapingGoroutine) {
@@ -1685,7 +1638,7 @@ TEST_F(PanicDeathTest, GortPanicEscapingGoroutine) {
                   },
                   Procs(1)),
               ::testing::ExitedWithCode(2),
-              "panic: something went wrong.*goroutine [0-9]+ \\[running\\]:");
+              "panic: something went wrong\\s+goroutine \\S+ \\[running\\]:");
 }
 
 // Recurses n levels deep with a 512-byte frame that cannot be optimised
@@ -1714,7 +1667,7 @@ TEST_F(PanicDeathTest, StackOverflowIsAFatalError) {
                   },
                   Procs(1)),
               ::testing::ExitedWithCode(2),
-              "fatal error: stack overflow.*goroutine [0-9]+ \\[running\\]:");
+              "fatal error: stack overflow\\s+goroutine \\S+ \\[running\\]:");
 }
 
 }  // namespace

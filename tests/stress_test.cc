@@ -8,9 +8,6 @@
 //
 // Every check is on counts and sums, never on timings. A hang is caught by a
 // watchdog whose limit grows with the message count.
-#include <poll.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -27,6 +24,7 @@
 
 #include "gort/gort.h"
 #include "gtest/gtest.h"
+#include "test_os.h"
 #include "watchdog.h"
 
 namespace {
@@ -339,24 +337,6 @@ INSTANTIATE_TEST_SUITE_P(Procs, SyncContentionTest, ::testing::Values(1, 2, 4));
 // ---------------------------------------------------------------------------
 // Goroutines blocked in syscalls while others compute and communicate.
 
-// Reads one event from fd, blocking the thread.
-std::uint64_t ReadEvent(int fd) {
-  std::uint64_t value = 0;
-  ssize_t r;
-  do {
-    r = read(fd, &value, sizeof(value));
-  } while (r < 0 && errno == EINTR);
-  return r == sizeof(value) ? value : 0;
-}
-
-void WriteEvent(int fd) {
-  std::uint64_t one = 1;
-  ssize_t r;
-  do {
-    r = write(fd, &one, sizeof(one));
-  } while (r < 0 && errno == EINTR);
-}
-
 class SyscallMixTest : public ::testing::TestWithParam<int> {};
 
 TEST_P(SyscallMixTest, EverythingCompletes) {
@@ -371,11 +351,8 @@ TEST_P(SyscallMixTest, EverythingCompletes) {
   std::atomic<std::int64_t> spins{0};
   std::atomic<std::int64_t> delivered{0};
   std::atomic<std::uint64_t> delivered_sum{0};
-  int fds[kPairs];
-  for (int& fd : fds) {
-    fd = eventfd(0, EFD_CLOEXEC);
-    ASSERT_GE(fd, 0);
-  }
+  gort_test::EventFd fds[kPairs];
+  for (auto& fd : fds) ASSERT_TRUE(fd.ok());
   RunStress(
       [&] {
         gort::WaitGroup wg;
@@ -383,15 +360,15 @@ TEST_P(SyscallMixTest, EverythingCompletes) {
         // Readers block the thread in read() until their writer signals.
         for (int p = 0; p < kPairs; p++) {
           wg.Add(2);
-          const int fd = fds[p];
+          gort_test::EventFd* fd = &fds[p];
           auto ack = gort::MakeChan<int>();
           gort::Go([&, fd, ack, p] {
             for (int r = 0; r < rounds; r++) {
               std::uint64_t v = (p % 2 == 0)
                                     ? gort::BlockingSyscall(
-                                          [fd] { return ReadEvent(fd); })
+                                          [fd] { return fd->Read(); })
                                     : gort::Syscall(
-                                          [fd] { return ReadEvent(fd); });
+                                          [fd] { return fd->Read(); });
               if (v > 0) events.fetch_add(1);
               ack.Send(r);
             }
@@ -399,7 +376,7 @@ TEST_P(SyscallMixTest, EverythingCompletes) {
           });
           gort::Go([&, fd, ack] {
             for (int r = 0; r < rounds; r++) {
-              WriteEvent(fd);
+              fd->Signal();
               if (ack.Recv() != r) events.fetch_add(1'000'000);  // mismatch
             }
             wg.Done();
@@ -411,9 +388,9 @@ TEST_P(SyscallMixTest, EverythingCompletes) {
           gort::Go([&, k] {
             for (int r = 0; r < rounds; r++) {
               int rc = (k % 2 == 0)
-                           ? gort::Syscall([] { return poll(nullptr, 0, 1); })
+                           ? gort::Syscall([] { return gort_test::SleepInKernel(1); })
                            : gort::BlockingSyscall(
-                                 [] { return poll(nullptr, 0, 1); });
+                                 [] { return gort_test::SleepInKernel(1); });
               if (rc == 0) polls.fetch_add(1);
             }
             wg.Done();
@@ -459,7 +436,6 @@ TEST_P(SyscallMixTest, EverythingCompletes) {
         wg.Wait();
       },
       Procs(procs));
-  for (int fd : fds) close(fd);
   EXPECT_EQ(events.load(), static_cast<std::int64_t>(kPairs) * rounds);
   EXPECT_EQ(polls.load(), static_cast<std::int64_t>(kPollers) * rounds);
   EXPECT_EQ(delivered.load(), messages);

@@ -304,7 +304,7 @@ TEST_F(WaitGroupDeathTest, UncaughtNegativeCounterPanicEndsProgram) {
                   },
                   Procs(2)),
               ::testing::ExitedWithCode(2),
-              "panic: sync: negative WaitGroup counter.*goroutine [0-9]+ "
+              "panic: sync: negative WaitGroup counter\\s+goroutine \\S+ "
               "\\[running\\]:");
 }
 

@@ -11,7 +11,11 @@
 //   delay is 1000 us - slept for 1069 us
 //   ...
 
+#if defined(_WIN32)
+#include <windows.h>
+#else
 #include <sys/prctl.h>
+#endif
 
 #include <algorithm>
 #include <cinttypes>
@@ -34,10 +38,18 @@ struct Mode {
   const char* about;
 };
 
+#if defined(_WIN32)
+constexpr Mode kModes[] = {
+    {"lowres", gort::UsleepMode::kLowRes, "timeBeginPeriod(1) + usleep2"},
+    {"highres", gort::UsleepMode::kHighRes,
+     "per-M high-resolution waitable timer"},
+};
+#else
 constexpr Mode kModes[] = {
     {"lowres", gort::UsleepMode::kLowRes, "Go default timer slack"},
     {"highres", gort::UsleepMode::kHighRes, "1 ns timer slack"},
 };
+#endif
 
 constexpr std::uint32_t kDelaysUs[] = {1000, 100, 10, 1};
 
@@ -102,7 +114,9 @@ ModeResult Probe(const Mode& mode, const Options& options) {
       [&] {
         auto done = gort::MakeChan<int>();
         gort::Go([&result, &options, done] {
+#if !defined(_WIN32)
           result.timer_slack_ns = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+#endif
           for (std::uint32_t delay : kDelaysUs) {
             const int samples =
                 delay >= 1000 ? options.samples / 5 : options.samples;
@@ -139,6 +153,48 @@ double At(const std::vector<std::int64_t>& xs, double q) {
   return static_cast<double>(xs[std::min(i, xs.size() - 1)]);
 }
 
+#if defined(_WIN32)
+// The seed's C program: a waitable timer created with or without
+// CREATE_WAITABLE_TIMER_HIGH_RESOLUTION, with or without timeBeginPeriod(1),
+// set to each delay and waited for, outside the runtime. Prints the median
+// of each delay in the same format as the runtime's modes.
+void ProbeRawTimers(const Options& options) {
+  for (bool period : {false, true}) {
+    for (bool highres : {false, true}) {
+      std::printf("\ntimer: high-resolution flag %s, timeBeginPeriod(1) %s\n",
+                  highres ? "on" : "off", period ? "on" : "off");
+      if (period) timeBeginPeriod(1);
+      HANDLE t = CreateWaitableTimerExW(nullptr, nullptr,
+                                        highres ? 0x00000002 : 0,
+                                        TIMER_ALL_ACCESS);
+      if (t == nullptr) {
+        std::printf("CreateWaitableTimerExW failed: %lu\n", GetLastError());
+      } else {
+        for (std::uint32_t delay : kDelaysUs) {
+          const int samples =
+              delay >= 1000 ? options.samples / 5 : options.samples;
+          std::vector<std::int64_t> slept;
+          for (int i = 0; i < samples; ++i) {
+            LARGE_INTEGER due;
+            due.QuadPart = -10 * static_cast<std::int64_t>(delay);
+            const std::int64_t start = gort::Nanotime();
+            SetWaitableTimer(t, &due, 0, nullptr, nullptr, FALSE);
+            WaitForSingleObject(t, INFINITE);
+            slept.push_back(gort::Nanotime() - start);
+          }
+          std::sort(slept.begin(), slept.end());
+          std::printf("delay is %" PRIu32 " us - slept for %.0f us\n", delay,
+                      At(slept, 0.5) / 1000);
+        }
+        CloseHandle(t);
+      }
+      if (period) timeEndPeriod(1);
+      std::fflush(stdout);
+    }
+  }
+}
+#endif
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -165,5 +221,8 @@ int main(int argc, char** argv) {
     }
     std::fflush(stdout);
   }
+#if defined(_WIN32)
+  ProbeRawTimers(options);
+#endif
   return 0;
 }

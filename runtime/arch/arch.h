@@ -7,6 +7,23 @@
 #include <cstdint>
 
 extern "C" {
+#if defined(_WIN32)
+// Windows (runtime/arch/sys_windows_<goarch>.S; contract and calling
+// conventions in runtime/arch/windows_trampolines.md).
+// Sleeps usec microseconds: NtWaitForSingleObject on the process handle
+// with a relative timeout (Go's usleep2).
+void gort_usleep2(std::uint32_t usec);
+// Sleeps usec microseconds on the M's high-resolution waitable timer (Go's
+// usleep2HighRes). amd64 and 386 return SetWaitableTimer's result and skip
+// the wait when it failed (0); arm and arm64 return nothing yet.
+int gort_usleep2HighRes(std::uint32_t usec, void* timer);
+// SwitchToThread (Go's switchtothread).
+void gort_switchtothread();
+// Entry points the trampolines call through, filled by os_windows.cc.
+extern void* gort_SetWaitableTimer;
+extern void* gort_NtWaitForSingleObject;
+extern void* gort_SwitchToThread;
+#else
 // Sleeps usec microseconds with nanosleep (Go's usleep).
 void gort_usleep(std::uint32_t usec);
 // Raw futex(2); returns the kernel's result (negative errno on failure).
@@ -16,6 +33,7 @@ std::intptr_t gort_futex(void* addr, int op, std::uint32_t val,
 void gort_osyield();
 // Executes `cycles` pause instructions (Go's procyield).
 void gort_procyield(std::uint32_t cycles);
+#endif
 }
 
 #endif  // GORT_RUNTIME_ARCH_ARCH_H_

@@ -50,6 +50,9 @@ bool haveHighResTimer();
 // minit_timer: applies mode to the calling runtime thread (Go's minit part);
 // returns false if the OS refused.
 bool setThreadTimerMode(TimerMode mode);
+// mdestroy: releases the calling runtime thread's per-M OS state (Windows:
+// its waitable timer) when the M ends (Go's mdestroy).
+void mdestroy();
 
 // sysAllocStack: reserves `size` bytes of lazily committed memory whose
 // lowest `guard` bytes are inaccessible; returns the base or nullptr.
@@ -77,6 +80,19 @@ std::int64_t gettid();
 // blocking call, a lock), 0 if it is running or waiting for a CPU, -1 if
 // the OS cannot tell. For sysmon's blocked-thread warning only.
 int threadBlocked(std::int64_t tid);
+
+// Windows only: goroutine stacks are fibres there (gogo.cc, stack.cc).
+// fiberCreate: a fibre with a `size`-byte stack reservation that will run
+// entry(nullptr); nullptr on failure.
+void* fiberCreate(std::size_t size, void (*entry)(void*));
+// fiberOfThread: the calling thread as a fibre, converting it the first time.
+void* fiberOfThread();
+// fiberSwitch: saves the running fibre and resumes `to`.
+void fiberSwitch(void* to);
+// fiberDelete: frees a fibre that is not running.
+void fiberDelete(void* fiber);
+// fiberStack: the running fibre's stack reservation [*lo, *hi).
+void fiberStack(void** lo, void** hi);
 
 // writeErr: writes n bytes to standard error, unbuffered (Go's writeErr).
 void writeErr(const char* s, std::size_t n);

@@ -134,6 +134,8 @@ bool setThreadTimerMode(TimerMode mode) {
   return prctl(PR_SET_TIMERSLACK, slack, 0, 0, 0) == 0;
 }
 
+void mdestroy() {}
+
 void* sysAllocStack(std::size_t size, std::size_t guard) {
   void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1,

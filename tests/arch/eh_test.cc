@@ -6,9 +6,6 @@
 // unwinding and __cxa_end_cleanup pops it afterwards. A goroutine that parks
 // in such a destructor, or in a catch block, and resumes on another thread
 // must find its own state there (a missing field: std::terminate).
-#include <sys/syscall.h>
-#include <unistd.h>
-
 #include <atomic>
 #include <stdexcept>
 #include <string>
@@ -16,10 +13,11 @@
 #include <gtest/gtest.h>
 
 #include "gort/gort.h"
+#include "../test_os.h"
 
 namespace {
 
-long Tid() { return syscall(SYS_gettid); }
+using gort_test::Tid;
 
 // Each scenario runs at least kRounds times, and on until the goroutine has
 // resumed on another thread kMoves times (at most kMaxRounds). Whether a

@@ -1,0 +1,467 @@
+// runtime/os/os_windows.cc: the Windows side of runtime/os/os.h (Go's
+// os_windows.go, mem_windows.go and the usleep half of sys_windows_*.s).
+//
+// usleep is what this file is about. osinit probes for a high-resolution
+// waitable timer (CreateWaitableTimerExW with
+// CREATE_WAITABLE_TIMER_HIGH_RESOLUTION, Windows 10 1803 and later). With
+// it, every M creates its own timer when it starts (setThreadTimerMode, Go's
+// minit) and closes it when it ends (mdestroy), and usleep sleeps on it
+// through the gort_usleep2HighRes trampoline; the process never calls
+// timeBeginPeriod. Without it, or when a Run asks for UsleepMode::kLowRes,
+// winmm.dll is loaded and timeBeginPeriod(1) called once, and usleep uses
+// gort_usleep2 (a relative NtWaitForSingleObject timeout), Go 1.15's way.
+// Unlike Go, a failing SetWaitableTimer does not leave the M waiting on a
+// timer that will never fire: the trampoline reports it and this call falls
+// back to gort_usleep2.
+//
+// The entry points the trampolines call are resolved with GetProcAddress
+// into gort_* globals, as Go's runtime resolves its own. The calls the fault
+// paths depend on go through windows_testing::hooks so tests can force each
+// one to fail (tests/os_windows_test.cc).
+//
+// Goroutine stacks are Windows fibres (see gogo.cc): the OS then keeps the
+// thread's stack bounds, exception list and floating-point state right on
+// every switch, which C++ exceptions under Wine and Windows need. Notes and
+// futexes use WaitOnAddress.
+#ifndef _WIN32_WINNT
+#define _WIN32_WINNT 0x0A00
+#endif
+#include <windows.h>
+
+#include <stdlib.h>
+
+#include <atomic>
+
+#include "arch/arch.h"
+#include "os/os.h"
+#include "os/os_windows_testing.h"
+
+#ifndef CREATE_WAITABLE_TIMER_HIGH_RESOLUTION
+#define CREATE_WAITABLE_TIMER_HIGH_RESOLUTION 0x00000002
+#endif
+
+// The trampolines' entry points (runtime/arch/windows_trampolines.md).
+extern "C" {
+void* gort_SetWaitableTimer = nullptr;
+void* gort_NtWaitForSingleObject = nullptr;
+void* gort_SwitchToThread = nullptr;
+}
+
+namespace gort::os {
+
+namespace windows_testing {
+
+namespace {
+void* realCreateTimer(std::uint32_t flags, std::uint32_t access) {
+  return CreateWaitableTimerExW(nullptr, nullptr, flags, access);
+}
+void* realLoadWinmm() { return LoadLibraryW(L"winmm.dll"); }
+}  // namespace
+
+Hooks hooks = {realCreateTimer, realLoadWinmm};
+Counters counters;
+
+}  // namespace windows_testing
+
+namespace {
+
+namespace wt = windows_testing;
+
+constexpr DWORD kTimerAccess =
+    SYNCHRONIZE | TIMER_QUERY_STATE | TIMER_MODIFY_STATE;
+
+using WaitOnAddressFn = BOOL(WINAPI*)(volatile VOID*, PVOID, SIZE_T, DWORD);
+using WakeByAddressFn = VOID(WINAPI*)(PVOID);
+using TimeBeginPeriodFn = UINT(WINAPI*)(UINT);
+
+// Process-wide state set by osinit before any M runs.
+bool haveHighRes = false;                    // Go's haveHighResTimer
+WaitOnAddressFn waitOnAddress = nullptr;     // kernelbase!WaitOnAddress
+WakeByAddressFn wakeOne = nullptr;           // kernelbase!WakeByAddressSingle
+WakeByAddressFn wakeAll = nullptr;           // kernelbase!WakeByAddressAll
+void* realSetWaitableTimer = nullptr;
+std::atomic<bool> lowResDone{false};  // timeBeginPeriod attempted
+std::atomic<bool> winmmLoaded{false};
+
+// Per-M state (Go keeps it in m.highResTimer and the g0 stack bounds).
+thread_local HANDLE mTimer = nullptr;   // this M's high-resolution timer
+thread_local bool mHighRes = false;     // usleep sleeps on mTimer
+thread_local ULONG_PTR g0Lo = 0, g0Hi = 0;  // the M's own stack (g0)
+
+void* proc(const wchar_t* dll, const char* name) {
+  HMODULE h = GetModuleHandleW(dll);
+  if (h == nullptr) h = LoadLibraryW(dll);
+  return h == nullptr ? nullptr
+                      : reinterpret_cast<void*>(GetProcAddress(h, name));
+}
+
+// osinit mirrors the Windows half of Go's osinit (loadOptionalSyscalls and
+// initHighResTimer): resolve the entry points, probe the timer.
+void osinit() {
+  gort_NtWaitForSingleObject = proc(L"ntdll.dll", "NtWaitForSingleObject");
+  realSetWaitableTimer = proc(L"kernel32.dll", "SetWaitableTimer");
+  gort_SetWaitableTimer = realSetWaitableTimer;
+  gort_SwitchToThread = proc(L"kernel32.dll", "SwitchToThread");
+  waitOnAddress =
+      reinterpret_cast<WaitOnAddressFn>(proc(L"kernelbase.dll", "WaitOnAddress"));
+  wakeOne = reinterpret_cast<WakeByAddressFn>(
+      proc(L"kernelbase.dll", "WakeByAddressSingle"));
+  wakeAll = reinterpret_cast<WakeByAddressFn>(
+      proc(L"kernelbase.dll", "WakeByAddressAll"));
+  if (gort_NtWaitForSingleObject == nullptr || gort_SwitchToThread == nullptr ||
+      waitOnAddress == nullptr || wakeOne == nullptr || wakeAll == nullptr) {
+    static const char msg[] =
+        "fatal error: runtime: a required Windows entry point is missing\n";
+    writeErr(msg, sizeof(msg) - 1);
+    exit(2);
+  }
+  void* h = wt::hooks.createTimer(CREATE_WAITABLE_TIMER_HIGH_RESOLUTION,
+                                  kTimerAccess);
+  haveHighRes = h != nullptr;
+  if (h != nullptr) CloseHandle(h);
+  lowResDone.store(false);
+}
+
+void ensureInit() {
+  static const bool done = (osinit(), true);
+  (void)done;
+}
+
+// lowResInit: timeBeginPeriod(1), once per process, loading winmm.dll only
+// now (Go calls it from osinit when there is no high-resolution timer). If
+// winmm is missing, usleep2 still works at the default resolution.
+void lowResInit() {
+  if (lowResDone.exchange(true)) return;
+  HMODULE winmm = static_cast<HMODULE>(wt::hooks.loadWinmm());
+  if (winmm == nullptr) return;
+  winmmLoaded.store(true);
+  auto begin = reinterpret_cast<TimeBeginPeriodFn>(
+      reinterpret_cast<void*>(GetProcAddress(winmm, "timeBeginPeriod")));
+  if (begin == nullptr) return;
+  begin(1);
+  wt::counters.timeBeginPeriods.fetch_add(1);
+}
+
+// noteStack counts whether usleep runs on the M's own stack; false if the
+// caller is not an M (Run's own thread waiting for the Ms to exit).
+bool noteStack() {
+  if (g0Hi == 0) {
+    wt::counters.nonMSleeps.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  char here;
+  auto sp = reinterpret_cast<ULONG_PTR>(&here);
+  if (sp >= g0Lo && sp < g0Hi) {
+    wt::counters.onG0Sleeps.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    wt::counters.offG0Sleeps.fetch_add(1, std::memory_order_relaxed);
+  }
+  return true;
+}
+
+}  // namespace
+
+namespace windows_testing {
+
+void reinit() {
+  osinit();
+  winmmLoaded.store(false);
+}
+
+void reset() {
+  hooks = Hooks{realCreateTimer, realLoadWinmm};
+  counters.timersCreated = 0;
+  counters.timersClosed = 0;
+  counters.highResSleeps = 0;
+  counters.lowResSleeps = 0;
+  counters.setTimerFailures = 0;
+  counters.timeBeginPeriods = 0;
+  counters.onG0Sleeps = 0;
+  counters.offG0Sleeps = 0;
+  counters.nonMSleeps = 0;
+  ensureInit();
+  reinit();
+}
+
+void setWaitableTimerEntry(void* fn) {
+  ensureInit();
+  gort_SetWaitableTimer = fn != nullptr ? fn : realSetWaitableTimer;
+}
+
+bool haveWinmm() { return winmmLoaded.load(); }
+
+}  // namespace windows_testing
+
+// usleep mirrors Go's usleep on Windows (systemstack(usleep1) is the
+// caller's job: debug::Usleep switches to g0 first).
+void usleep(std::uint32_t usec) {
+  ensureInit();
+  bool onM = noteStack();
+  if (mHighRes) {
+    if (gort_usleep2HighRes(usec, mTimer) != 0) {
+      wt::counters.highResSleeps.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    wt::counters.setTimerFailures.fetch_add(1, std::memory_order_relaxed);
+  }
+  gort_usleep2(usec);
+  if (onM) wt::counters.lowResSleeps.fetch_add(1, std::memory_order_relaxed);
+}
+
+void osyield() {
+  ensureInit();
+  gort_switchtothread();
+}
+
+void procyield(std::uint32_t cycles) {
+  for (std::uint32_t i = 0; i < cycles; i++) YieldProcessor();
+}
+
+// futexsleep: WaitOnAddress in milliseconds, rounded up, so a short timeout
+// never becomes a busy loop.
+void futexsleep(std::uint32_t* addr, std::uint32_t val, std::int64_t ns) {
+  ensureInit();
+  DWORD ms = INFINITE;
+  if (ns >= 0) {
+    std::int64_t m = (ns + 999999) / 1000000;
+    ms = m >= 0xfffffffe ? 0xfffffffe : static_cast<DWORD>(m);
+  }
+  waitOnAddress(addr, &val, sizeof(val), ms);
+}
+
+void futexwakeup(std::uint32_t* addr, std::uint32_t cnt) {
+  ensureInit();
+  if (cnt == 1) {
+    wakeOne(addr);
+  } else {
+    wakeAll(addr);
+  }
+}
+
+std::int64_t nanotime() {
+  static const std::int64_t freq = [] {
+    LARGE_INTEGER f;
+    QueryPerformanceFrequency(&f);
+    return static_cast<std::int64_t>(f.QuadPart);
+  }();
+  LARGE_INTEGER c;
+  QueryPerformanceCounter(&c);
+  std::int64_t n = c.QuadPart;
+  return n / freq * 1000000000 + n % freq * 1000000000 / freq;
+}
+
+int getproccount() {
+  DWORD_PTR proc = 0, sys = 0;
+  if (GetProcessAffinityMask(GetCurrentProcess(), &proc, &sys) && proc != 0) {
+    return __builtin_popcountll(static_cast<unsigned long long>(proc));
+  }
+  SYSTEM_INFO si;
+  GetSystemInfo(&si);
+  return si.dwNumberOfProcessors > 0 ? static_cast<int>(si.dwNumberOfProcessors)
+                                     : 1;
+}
+
+namespace {
+DWORD WINAPI threadEntry(LPVOID p) {
+  Thread* t = static_cast<Thread*>(p);
+  t->fn(t->arg);
+  return 0;
+}
+}  // namespace
+
+// newosproc mirrors Go's newosproc: the thread starts suspended so that its
+// handle is stored before it can run (and exit, and be joined).
+bool newosproc(void (*fn)(void*), void* arg, Thread* out) {
+  out->fn = fn;
+  out->arg = arg;
+  HANDLE h = CreateThread(nullptr, 256 * 1024, threadEntry, out,
+                          CREATE_SUSPENDED | STACK_SIZE_PARAM_IS_A_RESERVATION,
+                          nullptr);
+  if (h == nullptr) return false;
+  out->handle = reinterpret_cast<std::uintptr_t>(h);
+  ResumeThread(h);
+  return true;
+}
+
+void threadjoin(Thread t) {
+  HANDLE h = reinterpret_cast<HANDLE>(t.handle);
+  WaitForSingleObject(h, INFINITE);
+  CloseHandle(h);
+}
+
+void threaddetach(Thread t) { CloseHandle(reinterpret_cast<HANDLE>(t.handle)); }
+
+bool haveHighResTimer() {
+  ensureInit();
+  return haveHighRes;
+}
+
+// setThreadTimerMode is the usleep half of Go's minit: the M's own
+// high-resolution timer, or the process-wide timeBeginPeriod(1).
+bool setThreadTimerMode(TimerMode mode) {
+  ensureInit();
+  GetCurrentThreadStackLimits(&g0Lo, &g0Hi);
+  if (mode == TimerMode::kHighRes && haveHighRes) {
+    if (mTimer == nullptr) {
+      mTimer = static_cast<HANDLE>(wt::hooks.createTimer(
+          CREATE_WAITABLE_TIMER_HIGH_RESOLUTION, kTimerAccess));
+      if (mTimer != nullptr) wt::counters.timersCreated.fetch_add(1);
+    }
+    mHighRes = mTimer != nullptr;
+    return mHighRes;
+  }
+  mHighRes = false;
+  lowResInit();
+  return true;
+}
+
+// mdestroy mirrors Go's mdestroy: the M's timer is closed only when the M
+// ends, not when it merely parks.
+void mdestroy() {
+  if (mTimer != nullptr) {
+    CloseHandle(mTimer);
+    wt::counters.timersClosed.fetch_add(1);
+  }
+  mTimer = nullptr;
+  mHighRes = false;
+  g0Lo = g0Hi = 0;
+}
+
+void* sysAllocStack(std::size_t size, std::size_t guard) {
+  void* p = VirtualAlloc(nullptr, size, MEM_RESERVE | MEM_COMMIT,
+                         PAGE_READWRITE);
+  if (p == nullptr) return nullptr;
+  if (guard != 0 && !sysGuard(p, guard)) {
+    VirtualFree(p, 0, MEM_RELEASE);
+    return nullptr;
+  }
+  return p;
+}
+
+bool sysGuard(void* p, std::size_t size) {
+  DWORD old;
+  return VirtualProtect(p, size, PAGE_NOACCESS, &old) != 0;
+}
+
+void sysFreeStack(void* base, std::size_t size) {
+  VirtualFree(base, 0, MEM_RELEASE);
+}
+
+std::size_t physPageSize() {
+  SYSTEM_INFO si;
+  GetSystemInfo(&si);
+  return si.dwPageSize;
+}
+
+namespace {
+void (*faultHook)(void* addr) = nullptr;
+
+// faultHandler: a vectored handler sees a stack overflow before any frame
+// handler does; the runtime decides whether it is a goroutine's.
+LONG CALLBACK faultHandler(EXCEPTION_POINTERS* info) {
+  EXCEPTION_RECORD* r = info->ExceptionRecord;
+  DWORD code = r->ExceptionCode;
+  if (code != EXCEPTION_STACK_OVERFLOW && code != EXCEPTION_ACCESS_VIOLATION &&
+      code != EXCEPTION_GUARD_PAGE) {
+    return EXCEPTION_CONTINUE_SEARCH;
+  }
+  void* addr = nullptr;
+  if (r->NumberParameters >= 2) {
+    addr = reinterpret_cast<void*>(r->ExceptionInformation[1]);
+  }
+  if (code == EXCEPTION_STACK_OVERFLOW) {
+    // Windows leaves the faulting address out for overflows; the handler
+    // runs on the overflowed stack, just above the reservation's end.
+    ULONG_PTR lo = 0, hi = 0;
+    GetCurrentThreadStackLimits(&lo, &hi);
+    addr = reinterpret_cast<void*>(lo);
+  }
+  if (faultHook != nullptr) faultHook(addr);
+  return EXCEPTION_CONTINUE_SEARCH;
+}
+}  // namespace
+
+void installFaultHandler(void (*onFault)(void* addr)) {
+  faultHook = onFault;
+  AddVectoredExceptionHandler(1, faultHandler);
+}
+
+// Windows runs exception handlers on the faulting stack, keeping a reserve
+// at its end for them; there is no alternate stack to set up.
+void minitSignalStack() {}
+void unminitSignalStack() {}
+
+namespace {
+// fiberStart adapts the runtime's C entry to a fibre start routine (stdcall
+// on 386).
+VOID WINAPI fiberStart(LPVOID entry) {
+  reinterpret_cast<void (*)(void*)>(entry)(nullptr);
+}
+}  // namespace
+
+void* fiberCreate(std::size_t size, void (*entry)(void*)) {
+  return CreateFiberEx(0, size, FIBER_FLAG_FLOAT_SWITCH, fiberStart,
+                       reinterpret_cast<void*>(entry));
+}
+
+void* fiberOfThread() {
+  if (IsThreadAFiber()) return GetCurrentFiber();
+  return ConvertThreadToFiberEx(nullptr, FIBER_FLAG_FLOAT_SWITCH);
+}
+
+void fiberSwitch(void* to) { SwitchToFiber(to); }
+
+void fiberDelete(void* fiber) { DeleteFiber(fiber); }
+
+void fiberStack(void** lo, void** hi) {
+  ULONG_PTR l = 0, h = 0;
+  GetCurrentThreadStackLimits(&l, &h);
+  *lo = reinterpret_cast<void*>(l);
+  *hi = reinterpret_cast<void*>(h);
+}
+
+void writeErr(const char* s, std::size_t n) {
+  HANDLE h = GetStdHandle(STD_ERROR_HANDLE);
+  while (n > 0) {
+    DWORD w = 0;
+    if (!WriteFile(h, s, static_cast<DWORD>(n), &w, nullptr) || w == 0) return;
+    s += w;
+    n -= w;
+  }
+}
+
+bool writeFile(const char* path, const char* data, std::size_t n) {
+  HANDLE h = CreateFileA(path, GENERIC_WRITE, 0, nullptr, CREATE_ALWAYS,
+                         FILE_ATTRIBUTE_NORMAL, nullptr);
+  if (h == INVALID_HANDLE_VALUE) return false;
+  bool ok = true;
+  while (n > 0) {
+    DWORD chunk = n > 0x40000000 ? 0x40000000 : static_cast<DWORD>(n);
+    DWORD w = 0;
+    if (!WriteFile(h, data, chunk, &w, nullptr) || w == 0) {
+      ok = false;
+      break;
+    }
+    data += w;
+    n -= w;
+  }
+  return CloseHandle(h) != 0 && ok;
+}
+
+std::int64_t gettid() { return static_cast<std::int64_t>(GetCurrentThreadId()); }
+
+// threadBlocked: Windows has no cheap per-thread run state like Linux's
+// /proc/self/task/<tid>/stat, so the answer is "cannot tell" and sysmon's
+// blocked-thread warning stays silent here (docs/reliability.md).
+int threadBlocked(std::int64_t) { return -1; }
+
+void crash() { abort(); }
+
+void exit(int code) {
+  TerminateProcess(GetCurrentProcess(), static_cast<UINT>(code));
+  ExitProcess(static_cast<UINT>(code));
+}
+
+const char* getenv(const char* name) { return ::getenv(name); }
+
+}  // namespace gort::os

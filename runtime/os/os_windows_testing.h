@@ -1,0 +1,55 @@
+// runtime/os/os_windows_testing.h: test hooks of runtime/os/os_windows.cc.
+// tests/os_windows_test.cc replaces the Windows calls the usleep paths
+// depend on, to force each fault path (no high-resolution timer, a failing
+// SetWaitableTimer, winmm missing) and reads what the OS layer did. Nothing
+// here is meant for programs.
+#ifndef GORT_RUNTIME_OS_OS_WINDOWS_TESTING_H_
+#define GORT_RUNTIME_OS_OS_WINDOWS_TESTING_H_
+
+#include <atomic>
+#include <cstdint>
+
+namespace gort::os::windows_testing {
+
+// The replaceable calls. Defaults are the real Windows functions; a test
+// sets one, calls reinit(), and restores the defaults with reset().
+struct Hooks {
+  // CreateWaitableTimerExW(NULL, NULL, flags, access); returns a HANDLE.
+  void* (*createTimer)(std::uint32_t flags, std::uint32_t access);
+  // LoadLibraryW(L"winmm.dll"); returns an HMODULE or nullptr.
+  void* (*loadWinmm)();
+};
+// hooks: the calls os_windows.cc makes through.
+extern Hooks hooks;
+
+// What the OS layer has done since the last reset(), for assertions.
+struct Counters {
+  std::atomic<std::int64_t> timersCreated{0};   // per-M timers (minit)
+  std::atomic<std::int64_t> timersClosed{0};    // per-M timers (mdestroy)
+  std::atomic<std::int64_t> highResSleeps{0};   // usleep2HighRes completed
+  std::atomic<std::int64_t> lowResSleeps{0};    // usleep2 on an M (incl.
+                                                // fallbacks)
+  std::atomic<std::int64_t> setTimerFailures{0};  // fallbacks to usleep2
+  std::atomic<std::int64_t> timeBeginPeriods{0};  // timeBeginPeriod(1) calls
+  std::atomic<std::int64_t> onG0Sleeps{0};    // on an M's own stack
+  std::atomic<std::int64_t> offG0Sleeps{0};   // on an M, not its own stack
+  std::atomic<std::int64_t> nonMSleeps{0};    // on a thread that is no M
+};
+// counters: updated by usleep, minit and mdestroy.
+extern Counters counters;
+
+// reinit: runs osinit's probe and resolution again with the current hooks
+// (only between Runs: no M may be running).
+void reinit();
+// reset: the real Windows calls again, counters zeroed, reinit().
+void reset();
+// setWaitableTimerEntry: replaces the entry point the trampolines call for
+// SetWaitableTimer (a __stdcall function); nullptr restores the real one.
+void setWaitableTimerEntry(void* fn);
+// haveWinmm: whether winmm.dll was loaded (only the low-resolution path
+// loads it).
+bool haveWinmm();
+
+}  // namespace gort::os::windows_testing
+
+#endif  // GORT_RUNTIME_OS_OS_WINDOWS_TESTING_H_

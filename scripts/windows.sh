@@ -1,0 +1,330 @@
+#!/usr/bin/env bash
+# scripts/windows.sh: builds gort for windows/amd64 and windows/386 with
+# mingw-w64 and runs its whole test suite under Wine. docs/targets.md has the
+# target matrix; docs/usleep.md what Wine shows for the usleep probe.
+#
+# Usage: scripts/windows.sh [TARGET...]
+#   TARGET: amd64, 386; default both.
+# Environment:
+#   GORT_WINDOWS_NO_INSTALL=1  do not install anything (fail if something
+#                              is missing).
+#   GORT_TEST_SCALE            divides heavy tests' sizes; default 4 here:
+#                              under Wine every fibre stack is a Linux
+#                              mapping or three, and 100 000 goroutines
+#                              alive at once exceed vm.max_map_count (65530).
+#                              Real Windows has no such limit.
+#   GORT_WINDOWS_BENCH=1       also build and run gort-usleep-probe and
+#                              gort-ping under Wine (not in CI).
+#   GORT_WINDOWS_RUN           how the tests run: "ctest" (one process per
+#                              test, as cross.sh does) or "binary" (each test
+#                              binary once, every test in one process).
+#                              Default: ctest for amd64; binary for 386,
+#                              where starting a process under Wine on qemu
+#                              costs about a second and dominates.
+#
+# Installs what is missing (root only), idempotently:
+#   - mingw-w64 with the posix thread model (g++-mingw-w64-{x86-64,i686}-posix;
+#     the win32 model has no std::mutex), wine64, and for 386 wine32:i386;
+#   - for 386: qemu-user 10 from bookworm-backports (this kernel cannot run
+#     i386 programs, Wine's 32-bit loader included; qemu 7.2 fails with
+#     "failed to map the shared user data") registered with binfmt_misc
+#     (mounted first if needed; the mask ignores the ELF OSABI byte).
+# GoogleTest is built from Debian's /usr/src/googletest with the cross
+# compiler into each build tree. Each target builds in build/windows-<arch>
+# with cmake/toolchains/windows-<arch>.cmake; the Wine prefix lives in the
+# build tree, its wineserver is started persistently (-p) and the prefix
+# booted once before ctest. Prints a per-target summary; exits non-zero if
+# any target failed.
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+root=$PWD
+
+all_targets=(amd64 386)
+if [ $# -gt 0 ]; then targets=("$@"); else targets=("${all_targets[@]}"); fi
+for t in "${targets[@]}"; do
+  case $t in
+    amd64 | 386) ;;
+    *) echo "windows.sh: unknown target $t (want: ${all_targets[*]})" >&2; exit 2 ;;
+  esac
+done
+export GORT_TEST_SCALE=${GORT_TEST_SCALE:-4}
+jobs=2
+
+now() { date +%s; }
+elapsed() { local s=$(($(now) - $1)); printf '%dm%02ds' $((s / 60)) $((s % 60)); }
+started=$(now)
+
+# ---- installation -----------------------------------------------------------
+
+declare -A triple=([amd64]=x86_64-w64-mingw32 [386]=i686-w64-mingw32)
+declare -A wine=([amd64]=/usr/lib/wine/wine64 [386]=/usr/lib/wine/wine)
+backports_list=/etc/apt/sources.list.d/gort-bookworm-backports.list
+binfmt=/proc/sys/fs/binfmt_misc
+
+installed() {
+  dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"
+}
+can_install() {
+  [ "${GORT_WINDOWS_NO_INSTALL:-0}" != 1 ] && [ "$(id -u)" -eq 0 ]
+}
+
+# Keep packages apt would otherwise drop while resolving i386 installs.
+keep=()
+for p in gfortran gnat gnucobol3; do installed "$p" && keep+=("$p"); done
+updated=0
+apt_install() {
+  if [ "$updated" -eq 0 ]; then
+    echo "windows.sh: apt-get update" >&2
+    apt-get update -qq || return 1
+    updated=1
+  fi
+  echo "windows.sh: installing $*" >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-remove \
+    "$@" "${keep[@]}" >/dev/null
+}
+
+# qemu_ok: qemu-user 10 or later is installed (Debian's 7.2 cannot run Wine).
+qemu_ok() {
+  local v
+  v=$(dpkg-query -W -f='${Version}' qemu-user 2>/dev/null) || return 1
+  dpkg --compare-versions "$v" ge 1:10
+}
+
+install_deps() {
+  local want=(g++-mingw-w64-x86-64-posix wine64)
+  local t need386=0
+  for t in "${targets[@]}"; do [ "$t" = 386 ] && need386=1; done
+  [ $need386 = 1 ] && want+=(g++-mingw-w64-i686-posix wine32:i386)
+  local missing=() p
+  for p in "${want[@]}"; do installed "$p" || missing+=("$p"); done
+  local arch_missing=0
+  if [ $need386 = 1 ] && ! dpkg --print-foreign-architectures | grep -qx i386; then
+    arch_missing=1
+  fi
+  local qemu_missing=0
+  [ $need386 = 1 ] && ! qemu_ok && qemu_missing=1
+  if [ ${#missing[@]} -gt 0 ] || [ $arch_missing = 1 ] || [ $qemu_missing = 1 ]; then
+    if ! can_install; then
+      echo "windows.sh: missing: [${missing[*]}] i386-arch=$arch_missing" \
+        "qemu10=$qemu_missing; run as root to install them" >&2
+      return 1
+    fi
+    if [ $arch_missing = 1 ]; then
+      dpkg --add-architecture i386 || return 1
+      updated=0
+    fi
+    if [ $qemu_missing = 1 ] && [ ! -f "$backports_list" ]; then
+      echo "deb http://deb.debian.org/debian bookworm-backports main" \
+        >"$backports_list"
+      updated=0
+    fi
+    if [ ${#missing[@]} -gt 0 ]; then apt_install "${missing[@]}" || return 1; fi
+    if [ $qemu_missing = 1 ]; then
+      apt_install -t bookworm-backports qemu-user || return 1
+    fi
+  fi
+  [ $need386 = 1 ] && { register_binfmt || return 1; }
+  return 0
+}
+
+# register_binfmt: lets the kernel start i386 ELF programs (Wine's 32-bit
+# loader and wineserver32) under qemu-i386. Debian's qemu-user registers no
+# i386 handler on an amd64 host, so this one is written by hand; F keeps the
+# interpreter open, so it also works in other mount namespaces.
+register_binfmt() {
+  [ -e "$binfmt/qemu-i386" ] && return 0
+  if ! can_install; then
+    echo "windows.sh: i386 binfmt_misc handler missing; run as root" >&2
+    return 1
+  fi
+  [ -e "$binfmt/register" ] || mount -t binfmt_misc binfmt_misc "$binfmt" ||
+    return 1
+  local magic='\x7fELF\x01\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x02\x00\x03\x00'
+  # The same as magic's, except byte 7 (EI_OSABI: 0 or 3 for Linux, both
+  # fine) and the low bit of e_type's byte (executables and PIEs).
+  local mask='\xff\xff\xff\xff\xff\xfe\xfe\x00\xff\xff\xff\xff\xff\xff\xff\xff\xfe\xff\xff\xff'
+  printf '%s' ":qemu-i386:M::$magic:$mask:/usr/bin/qemu-i386:F" \
+    >"$binfmt/register"
+}
+
+echo "== windows: dependencies =="
+t0=$(now)
+if ! install_deps; then
+  echo "windows.sh: installing the Windows toolchains failed" >&2
+  exit 1
+fi
+install_time=$(elapsed "$t0")
+echo "dependencies ready ($install_time)"
+
+# ---- the targets --------------------------------------------------------------
+
+declare -A result detail took
+failed=0
+
+# build_gtest T DIR: GoogleTest for the target, once per build tree.
+build_gtest() {
+  local t=$1 dir=$2
+  [ -f "$dir/googletest/lib/cmake/GTest/GTestConfig.cmake" ] && return 0
+  cmake -S /usr/src/googletest -B "$dir/googletest-build" -G Ninja \
+    -DCMAKE_TOOLCHAIN_FILE="$root/cmake/toolchains/windows-$t.cmake" \
+    -DCMAKE_BUILD_TYPE=Release -DBUILD_GMOCK=OFF \
+    -DCMAKE_INSTALL_PREFIX="$root/$dir/googletest" &&
+    cmake --build "$dir/googletest-build" -j "$jobs" &&
+    cmake --install "$dir/googletest-build"
+}
+
+# wine_up T DIR: the build tree's Wine prefix, booted, with its wineserver
+# kept running so that each test does not wait for Wine's services.
+wine_up() {
+  local t=$1 dir=$2
+  export WINEPREFIX=$root/$dir/wineprefix WINEDEBUG=-all
+  export WINEDLLOVERRIDES="mscoree,mshtml="
+  mkdir -p "$WINEPREFIX"
+  wineserver -p
+  "${wine[$t]}" wineboot -i >/dev/null 2>&1
+}
+wine_down() { wineserver -k 2>/dev/null; wineserver -w 2>/dev/null; }
+
+# run_binaries T DIR: every GoogleTest binary of DIR once, two at a time;
+# prints one line per binary and a "tests passed" summary like ctest's.
+run_binaries() {
+  local t=$1 dir=$2 exe
+  local list=()
+  while IFS= read -r exe; do list+=("$exe"); done < <(
+    find "$dir/tests" -name '*_test.exe' | sort)
+  export GORT_WINE=${wine[$t]}
+  printf '%s\n' "${list[@]}" | xargs -P "$jobs" -I{} sh -c '
+    exe=$1; log=${exe%.exe}.log
+    timeout 900 "$GORT_WINE" "$exe" --gtest_color=no >"$log" 2>&1
+    echo "rc=$? $exe"' _ {} >"$dir/binaries.rc"
+  local total=0 passed=0 skipped=0 bad=0 rc name log n p sk
+  while read -r rc exe; do
+    rc=${rc#rc=}
+    log=${exe%.exe}.log
+    name=$(basename "$exe" .exe)
+    n=$(sed -n 's/^\[==========\] \([0-9]*\) tests\{0,1\} from .* ran.*/\1/p' "$log")
+    p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) tests\{0,1\}.*/\1/p' "$log")
+    n=${n:-0} p=${p:-0}
+    total=$((total + n)) passed=$((passed + p))
+    if [ "$rc" != 0 ] || [ "$n" = 0 ]; then
+      bad=1
+      echo "FAIL $name (exit $rc, $p of $n passed; $log):"
+      grep -E '^\[  FAILED  \]|Failure|fatal error' "$log" | head -20
+      tail -n 40 "$log"
+    else
+      sk=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) tests\{0,1\},.*/\1/p' "$log")
+      skipped=$((skipped + ${sk:-0}))
+      echo "ok   $name ($p of $n passed, ${sk:-0} skipped)"
+    fi
+  done <"$dir/binaries.rc"
+  echo "tests passed: $passed, skipped: $skipped, failed:" \
+    "$((total - passed - skipped)) of $total (one process per binary)"
+  return $bad
+}
+
+run_target() {
+  local t=$1 dir=build/windows-$1 t0 log
+  t0=$(now)
+  log=$dir.log
+  mkdir -p "$dir"
+  : >"$log"
+  echo "== windows/$t: GoogleTest + configure + build ($dir) =="
+  if ! build_gtest "$t" "$dir" >>"$log" 2>&1; then
+    tail -30 "$log"
+    result[$t]=FAIL detail[$t]="GoogleTest build failed (see $log)"
+    took[$t]=$(elapsed "$t0")
+    return 1
+  fi
+  local how=${GORT_WINDOWS_RUN:-}
+  if [ -z "$how" ]; then
+    how=ctest
+    [ "$t" = 386 ] && how=binary
+  fi
+  # Listing each binary's tests under Wine at build time is only needed for
+  # ctest; per binary, it is left to ctest's start (PRE_TEST), never reached.
+  local discovery=POST_BUILD
+  [ "$how" = binary ] && discovery=PRE_TEST
+  local bench=OFF
+  [ "${GORT_WINDOWS_BENCH:-0}" = 1 ] && bench=ON
+  if ! cmake -S . -B "$dir" -G Ninja \
+      -DCMAKE_TOOLCHAIN_FILE="$root/cmake/toolchains/windows-$t.cmake" \
+      -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DCMAKE_PREFIX_PATH="$root/$dir/googletest" \
+      -DGORT_BUILD_TESTS=ON -DGORT_BUILD_BENCHMARKS=$bench \
+      -DCMAKE_GTEST_DISCOVER_TESTS_DISCOVERY_MODE=$discovery \
+      -DGORT_BUILD_EXAMPLES=OFF >>"$log" 2>&1; then
+    tail -30 "$log"
+    result[$t]=FAIL detail[$t]="configure failed (see $log)"
+    took[$t]=$(elapsed "$t0")
+    return 1
+  fi
+  # gtest_discover_tests lists each test binary under Wine at build time.
+  wine_up "$t" "$dir"
+  if ! cmake --build "$dir" -j "$jobs" >>"$log" 2>&1; then
+    grep -E "error|FAILED" "$log" | head -30
+    result[$t]=FAIL detail[$t]="build failed (see $log)"
+    took[$t]=$(elapsed "$t0")
+    wine_down
+    return 1
+  fi
+  local build_time
+  build_time=$(elapsed "$t0")
+  echo "built in $build_time"
+
+  echo "== windows/$t: tests under Wine, per $how (GORT_TEST_SCALE=$GORT_TEST_SCALE) =="
+  local t1 out rc
+  t1=$(now)
+  if [ "$how" = binary ]; then
+    out=$dir/tests.log
+    run_binaries "$t" "$dir" >"$out" 2>&1
+    rc=$?
+    cat "$out"
+  else
+    out=$dir/ctest.log
+    ctest --test-dir "$dir" -j "$jobs" --timeout 300 --output-on-failure \
+      >"$out" 2>&1
+    rc=$?
+    sed -n '/tests passed/,$p' "$out"
+  fi
+  if [ "$bench" = ON ]; then
+    echo "== windows/$t: gort-usleep-probe and gort-ping under Wine =="
+    "${wine[$t]}" "$dir/tools/gort-usleep-probe.exe" 2>&1 | tee "$dir/probe.log"
+    "${wine[$t]}" "$dir/benchmarks/gort-ping.exe" 2>&1 | tee "$dir/ping.log"
+  fi
+  wine_down
+  local summary
+  summary=$(grep -E "tests passed" "$out" | tail -1)
+  took[$t]="build $build_time, test $(elapsed "$t1")"
+  if [ $rc -ne 0 ] || [ -z "$summary" ]; then
+    echo "-- the end of $out (failed tests' output included):"
+    tail -n 300 "$out"
+    result[$t]=FAIL detail[$t]="${summary:-ctest did not run} (see $out)"
+    return 1
+  fi
+  result[$t]=ok detail[$t]=$summary
+}
+
+for t in "${targets[@]}"; do
+  run_target "$t" || failed=1
+done
+
+# ---- summary -----------------------------------------------------------------
+
+echo
+echo "== windows: summary (dependencies $install_time, total $(elapsed "$started")) =="
+npass=0 nfail=0
+for t in "${targets[@]}"; do
+  case $t in
+    amd64) name="windows/amd64 (mingw-w64, wine64)" ;;
+    386) name="windows/386 (mingw-w64, wine32 on qemu-i386)" ;;
+  esac
+  printf '%-4s %-48s %s [%s]\n' "${result[$t]:-FAIL}" "$name" \
+    "${detail[$t]:-not run}" "${took[$t]:-}"
+  if [ "${result[$t]:-FAIL}" = ok ]; then
+    npass=$((npass + 1))
+  else
+    nfail=$((nfail + 1))
+  fi
+done
+echo "windows: $npass passed, $nfail failed"
+exit $failed
