@@ -5,18 +5,18 @@
 //     receives it; with one P the sender cannot run before main parks, so
 //     each round has exactly one block (main in chan receive, or, if sysmon
 //     preempted main in between, the sender in chan send);
-//   - one syscall: main blocks in poll on a pipe that only a goroutine
-//     queued behind it writes, so sysmon must retake the P exactly once.
+//   - one syscall: main blocks in the kernel on an event (test_os.h) that
+//     only a goroutine queued behind it signals, so sysmon must retake the
+//     P exactly once.
 // Goroutines: main + kSenders + 1 writer, all created and ended.
 #ifndef GORT_TESTS_TRACE_KNOWN_H_
 #define GORT_TESTS_TRACE_KNOWN_H_
 
-#include <poll.h>
-#include <unistd.h>
-
 #include <cstdlib>
+#include <memory>
 
 #include "gort/gort.h"
+#include "test_os.h"
 
 namespace gort_test {
 
@@ -32,25 +32,19 @@ inline void KnownProgram() {
     sum += ch.Recv();
   }
   if (sum != kKnownSenders * (kKnownSenders + 1) / 2) std::abort();
-  int fds[2];
-  if (pipe(fds) != 0) std::abort();
-  gort::Go([fd = fds[1]] {
-    char c = 'x';
-    if (write(fd, &c, 1) != 1) std::abort();
+  auto event = std::make_shared<EventFd>();
+  if (!event->ok()) std::abort();
+  gort::Go([event] {
+    if (!event->Signal()) std::abort();
   });
-  // The writer is queued on the only P: it runs once sysmon hands the P
-  // off. poll's timeout only bounds a broken runtime. (No channel tells
-  // main the write happened: main would block on it if the writer were
+  // The signaller is queued on the only P: it runs once sysmon hands the P
+  // off. WaitFor's timeout only bounds a broken runtime. (No channel tells
+  // main the signal happened: main would block on it if the signaller were
   // preempted in between, one block too many.)
-  int r = gort::Syscall([fd = fds[0]] {
-    struct pollfd p = {fd, POLLIN, 0};
-    return poll(&p, 1, 10'000);
-  });
-  char c = 0;
-  if (r != 1 || read(fds[0], &c, 1) != 1 || c != 'x') std::abort();
-  close(fds[0]);
-  close(fds[1]);
-  // Let the writer finish (it may still be running) before main returns.
+  bool signalled =
+      gort::Syscall([event] { return event->WaitFor(10'000); });
+  if (!signalled) std::abort();
+  // Let the signaller finish (it may still be running) before main returns.
   while (gort::NumGoroutine() > 1) gort::Gosched();
 }
 

@@ -3,9 +3,6 @@
 // known, writes the trace with gort::StartTrace/StopTrace or GORT_TRACE,
 // reads it back with gort-trace's reader and checks the events a broken
 // tracer would lose, duplicate or mislabel. No timing is asserted.
-#include <poll.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
@@ -18,6 +15,7 @@
 #include "gort/gort.h"
 #include "gtest/gtest.h"
 #include "trace_file.h"
+#include "test_os.h"
 #include "trace_known.h"
 #include "watchdog.h"
 
@@ -31,7 +29,7 @@ using gort_test::Scaled;
 
 std::string TempTrace(const std::string& name) {
   return testing::TempDir() + "gort_trace_" + name + "_" +
-         std::to_string(getpid()) + ".json";
+         std::to_string(gort_test::Pid()) + ".json";
 }
 
 Trace Load(const std::string& path) {

@@ -19,14 +19,9 @@ namespace {
 
 using gort_test::Tid;
 
-// Each scenario runs at least kRounds times, and on until the goroutine has
-// resumed on another thread kMoves times (at most kMaxRounds). Whether a
-// round migrates is up to the scheduler; measured here, about one round in
-// ten does even on a loaded machine, so 2000 rounds without kMoves
-// migrations would take a broken scheduler (0.9^2000 is about 1e-92).
+// Each scenario runs kRounds times; every round resumes the goroutine on
+// another thread (RunParkedOnce makes sure of it).
 constexpr int kRounds = 40;
-constexpr int kMoves = 3;
-constexpr int kMaxRounds = 2000;
 
 struct ParkInDestructor {
   gort::Chan<int> c;
@@ -48,37 +43,40 @@ __attribute__((noinline)) void ThrowThroughParker(gort::Chan<int> c,
   throw std::runtime_error("through a parked destructor");
 }
 
-// Runs body(c) in a goroutine that will park on c, while main hands the wake-up
-// to a fresh goroutine so that another M tends to resume it. Returns whether
-// the goroutine resumed on another thread.
+// Runs body(c) in a goroutine that parks on c, at GOMAXPROCS 1, and makes it
+// resume on another thread: main runs next on the thread the goroutine parked
+// on (one P, no syscall in between), queues the wake-up and blocks that
+// thread in BlockingSyscall until the body is done, so the P, and with it the
+// goroutine, go to another M. Returns whether the goroutine resumed on
+// another thread (always, unless the scheduler is broken).
 template <class Body>
 bool RunParkedOnce(Body body) {
   long before = 0, after = 0;
+  gort_test::EventFd finished;
   gort::Options options;
-  options.maxprocs = 2;
+  options.maxprocs = 1;
   gort::Run(
       [&] {
         auto c = gort::MakeChan<int>();
-        auto done = gort::MakeChan<int>();
         gort::Go([&] {
           body(c, &before, &after);
-          done.Send(1);
+          finished.Signal();
         });
-        for (int k = 0; k < 10'000 && __atomic_load_n(&before, __ATOMIC_ACQUIRE) == 0;
+        for (int k = 0;
+             k < 10'000 && __atomic_load_n(&before, __ATOMIC_ACQUIRE) == 0;
              k++) {
           gort::Gosched();
         }
         gort::Go([&] { c.Send(1); });
-        done.Recv();
+        gort::BlockingSyscall([&] { return finished.WaitFor(60'000); });
       },
       options);
-  return before != after;
+  return before != 0 && before != after;
 }
 
 TEST(EhStateTest, DestructorParkedDuringUnwindingResumesElsewhere) {
   int caught = 0, moved = 0, rounds = 0;
-  for (; rounds < kRounds || (moved < kMoves && rounds < kMaxRounds);
-       rounds++) {
+  for (; rounds < kRounds; rounds++) {
     moved += RunParkedOnce([&](gort::Chan<int> c, long* before, long* after) {
       try {
         ThrowThroughParker(c, before, after);
@@ -89,14 +87,12 @@ TEST(EhStateTest, DestructorParkedDuringUnwindingResumesElsewhere) {
   }
   EXPECT_EQ(caught, rounds);
   RecordProperty("resumed_on_another_thread", moved);
-  EXPECT_GE(moved, kMoves) << "rarely resumed on another thread in " << rounds
-                           << " rounds: too little checked";
+  EXPECT_EQ(moved, rounds) << "resumed on the thread it parked on";
 }
 
 TEST(EhStateTest, CatchBlockParkedResumesElsewhereAndRethrows) {
   int caught = 0, moved = 0, rounds = 0;
-  for (; rounds < kRounds || (moved < kMoves && rounds < kMaxRounds);
-       rounds++) {
+  for (; rounds < kRounds; rounds++) {
     moved += RunParkedOnce([&](gort::Chan<int> c, long* before, long* after) {
       try {
         try {
@@ -116,8 +112,7 @@ TEST(EhStateTest, CatchBlockParkedResumesElsewhereAndRethrows) {
   }
   EXPECT_EQ(caught, rounds);
   RecordProperty("resumed_on_another_thread", moved);
-  EXPECT_GE(moved, kMoves) << "rarely resumed on another thread in " << rounds
-                           << " rounds: too little checked";
+  EXPECT_EQ(moved, rounds) << "resumed on the thread it parked on";
 }
 
 }  // namespace
