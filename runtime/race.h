@@ -9,6 +9,7 @@
 #ifndef GORT_RUNTIME_RACE_H_
 #define GORT_RUNTIME_RACE_H_
 
+#include <atomic>
 #include <cstddef>
 
 #if defined(__has_feature)
@@ -38,19 +39,38 @@
 
 namespace gort::runtime {
 
+#ifdef GORT_TSAN
+// TSan counts each fiber as a thread (at most 8128 at once). A dead G keeps
+// its fiber for reuse only while fewer than kRaceFiberKeep exist, so a burst
+// of short goroutines does not exhaust TSan's table.
+inline constexpr int kRaceFiberKeep = 1024;
+inline std::atomic<int> raceFibers{0};
+#endif
+
 // racegostart: gp's stack is about to host a new goroutine.
 inline void racegostart(G* gp, void* lo, std::size_t size) {
 #ifdef GORT_ASAN
   __asan_unpoison_memory_region(lo, size);
 #endif
 #ifdef GORT_TSAN
-  if (gp->raceFiber == nullptr) gp->raceFiber = __tsan_create_fiber(0);
+  if (gp->raceFiber == nullptr) {
+    gp->raceFiber = __tsan_create_fiber(0);
+    raceFibers.fetch_add(1, std::memory_order_relaxed);
+  }
 #endif
 }
 
 // racegoexit: gp's goroutine is over; its stack (and TSan fiber, which is
-// costly to make) wait for reuse with the G.
+// costly to make, while few exist) wait for reuse with the G.
 inline void racegoexit(G* gp) {
+#ifdef GORT_TSAN
+  if (gp->raceFiber != nullptr &&
+      raceFibers.load(std::memory_order_relaxed) > kRaceFiberKeep) {
+    __tsan_destroy_fiber(gp->raceFiber);
+    gp->raceFiber = nullptr;
+    raceFibers.fetch_sub(1, std::memory_order_relaxed);
+  }
+#endif
 #ifdef GORT_ASAN
   if (gp->stack.base != nullptr) {
     char* lo = static_cast<char*>(gp->stack.base) + gp->stack.guard;
@@ -70,7 +90,10 @@ inline void racestackfree(void* base, std::size_t size) {
 // racefree: gp itself is being freed.
 inline void racefree(G* gp) {
 #ifdef GORT_TSAN
-  if (gp->raceFiber != nullptr) __tsan_destroy_fiber(gp->raceFiber);
+  if (gp->raceFiber != nullptr) {
+    __tsan_destroy_fiber(gp->raceFiber);
+    raceFibers.fetch_sub(1, std::memory_order_relaxed);
+  }
   gp->raceFiber = nullptr;
 #endif
 }
