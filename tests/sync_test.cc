@@ -20,13 +20,13 @@
 namespace {
 
 using namespace std::chrono_literals;
+using gort_test::DeadlineFromNow;
+using gort_test::kDeadline;
 using gort_test::Procs;
 using gort_test::RunGuarded;
 
-constexpr std::chrono::nanoseconds kDeadline = 10s;
 constexpr char kNegativeCounter[] = "sync: negative WaitGroup counter";
 
-std::int64_t DeadlineFromNow() { return gort::Nanotime() + kDeadline.count(); }
 
 // Yields until cond() holds or kDeadline passes; returns cond().
 template <class Cond>

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -31,6 +32,23 @@ inline int Scaled(int n) {
   }();
   int r = n / scale;
   return r > 0 ? r : 1;
+}
+
+// How long a bounded wait lasts before a test gives up: far beyond what a
+// working runtime needs even on a loaded machine.
+inline constexpr std::chrono::nanoseconds kDeadline{std::chrono::seconds(10)};
+
+// A deadline kDeadline from now on gort's clock.
+inline std::int64_t DeadlineFromNow() {
+  return gort::Nanotime() + kDeadline.count();
+}
+
+// Busy-waits for d without calling into the runtime, so the goroutine never
+// reaches a point where it could yield.
+inline void SpinFor(std::chrono::nanoseconds d) {
+  const auto end = std::chrono::steady_clock::now() + d;
+  while (std::chrono::steady_clock::now() < end) {
+  }
 }
 
 // How long one Run may take before the watchdog ends the process. Every
