@@ -4,34 +4,22 @@
 // Every switch goes through g0, the M's own thread stack, as in Go: a
 // goroutine that blocks calls mcall(fn), which saves its context and jumps to
 // g0; g0 runs fn(gp) and then the scheduler picks the next goroutine and
-// gogo()s into it. Boost.Context's fcontext does the register work: a jump
-// returns the context of the side that jumped, which is how each side learns
-// where to come back to. Unlike Go, g0 does not reset its stack on each
-// mcall; it returns into the schedule loop instead (see schedule in proc.cc).
-//
-// On Windows each goroutine stack is a fibre instead (os::fiber*, created by
-// stackalloc): Windows then switches the thread's stack bounds and exception
-// list with the stack, which its unwinder checks (Boost's fcontext does not
-// under Wine). A G's fibre lives as long as its stack; when a G is reused,
-// its fibre resumes where it left off, in goexit1, and loops to run the new
-// body, so respawning creates nothing.
-#if !defined(_WIN32)
-#include <boost/context/detail/fcontext.hpp>
-#endif
+// gogo()s into it. The register work is the context backend's
+// (runtime/os/context.h: fcontext on POSIX, fibres on Windows); this file
+// keeps what every backend shares: the running G, the C++ exception state
+// and the sanitizers' view of each switch. Unlike Go, g0 does not reset its
+// stack on each mcall; it returns into the schedule loop instead (see
+// schedule in proc.cc).
 #include <cxxabi.h>
 #include <cstring>
 #include <exception>
 
-#include "os/os.h"
+#include "os/context.h"
 #include "panic.h"
 #include "proc.h"
 #include "race.h"
 
 namespace gort::runtime {
-
-#if !defined(_WIN32)
-namespace ctx = boost::context::detail;
-#endif
 
 namespace {
 thread_local G* tlsg = nullptr;
@@ -63,8 +51,9 @@ EhGlobals* ehGlobals(M* mp) {
   return static_cast<EhGlobals*>(mp->ehGlobals);
 }
 
-// grun runs the goroutine's function and ends the goroutine; on Windows,
-// goexit1 returns when the G is reused (see the file comment).
+// grun runs the goroutine's function and ends the goroutine; goexit1
+// returns only on a backend whose contexts outlive their goroutines
+// (fibres), when the G is reused (see gentry).
 void grun() {
   G* gp = getg();
   try {
@@ -80,38 +69,20 @@ void grun() {
   goexit1();
 }
 
-#if !defined(_WIN32)
-// gentry is the bottom frame of every goroutine (Go's goexit frame plus the
-// call of the goroutine's function).
-void gentry(ctx::transfer_t t) {
-  G* gp = getg();
-  racebackongo(gp, gp->m, true);
-  gp->m->g0->ctx = t.fctx;
-  grun();
-}
-#endif
 }  // namespace
 
-#if defined(_WIN32)
-// gfiberentry is the bottom frame of every goroutine fibre: it records the
-// fibre's real stack bounds (for the stack-overflow check) and runs one
-// goroutine body after another.
-void gfiberentry(void*) {
-  G* gp = getg();
-  void* lo;
-  void* hi;
-  os::fiberStack(&lo, &hi);
-  gp->stack.base = lo;
-  gp->stack.size = static_cast<char*>(hi) - static_cast<char*>(lo);
-  gp->stack.guard = os::physPageSize();
-  racebackongo(gp, gp->m, true);
+// gentry is the bottom frame of every goroutine context (Go's goexit frame
+// plus the call of the goroutine's function). With fcontext each goroutine
+// gets a fresh context and the loop never comes round; a fibre resumes here
+// when its G is reused, so the loop runs one body after another.
+void gentry() {
+  racebackongo(getg(), getg()->m, true);
   for (;;) {
     grun();
     // Resumed by gogo: this G was reused for a new goroutine.
     racebackongo(getg(), getg()->m, true);
   }
 }
-#endif
 
 // getg returns the running G (g0 on the scheduler stack). Not inlined, with a
 // compiler barrier, so that no caller keeps a thread-local address across a
@@ -140,15 +111,8 @@ void gogo(G* gp) {
   std::memcpy(eh, gp->ehState, sizeof(EhGlobals));
   setg(gp);
   racetogo(g0->m, gp);
-#if defined(_WIN32)
-  if (g0->ctx == nullptr) g0->ctx = os::fiberOfThread();
-  os::fiberSwitch(gp->ctx);
+  os::switchContext(&g0->ctx, gp->ctx);
   racebackong0(g0->m);
-#else
-  ctx::transfer_t t = ctx::jump_fcontext(gp->ctx, nullptr);
-  racebackong0(g0->m);
-  gp->ctx = t.fctx;
-#endif
   setg(g0);
   std::memcpy(gp->ehState, eh, sizeof(EhGlobals));
   *eh = saved;
@@ -161,29 +125,17 @@ void mcall(G* (*fn)(G*), bool exiting) {
   M* mp = gp->m;
   mp->mcallfn = fn;
   racetog0(gp, mp, exiting);
-#if defined(_WIN32)
-  os::fiberSwitch(mp->g0->ctx);
+  os::switchContext(&gp->ctx, mp->g0->ctx);
   racebackongo(gp, gp->m, false);
-#else
-  ctx::transfer_t t = ctx::jump_fcontext(mp->g0->ctx, nullptr);
-  racebackongo(gp, gp->m, false);
-  gp->m->g0->ctx = t.fctx;
-#endif
   if (gp->unwinding) throw goexitUnwind{};
 }
 
-// gostart points gp's context at gentry on top of its stack (Go's newproc1
+// gostart points gp's context at gentry on its stack (Go's newproc1
 // setting gp.sched.pc to the function and the return address to goexit).
 void gostart(G* gp) {
-  char* top = static_cast<char*>(gp->stack.base) + gp->stack.size;
   racegostart(gp, static_cast<char*>(gp->stack.base) + gp->stack.guard,
               gp->stack.size - gp->stack.guard);
-#if defined(_WIN32)
-  (void)top;
-  gp->ctx = gp->stack.fiber;
-#else
-  gp->ctx = ctx::make_fcontext(top, gp->stack.size - gp->stack.guard, gentry);
-#endif
+  gp->ctx = os::newContext(&gp->stack);
 }
 
 }  // namespace gort::runtime

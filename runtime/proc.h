@@ -32,8 +32,8 @@ void gogo(G* gp);  // g0 only: runs gp until it switches back
 // goroutine only: switch to g0, run fn(curg); exiting: curg never resumes
 void mcall(G* (*fn)(G*), bool exiting = false);
 void gostart(G* gp);  // prepares gp's context to start at its body
-void gfiberentry(void*);
-void usleepOnG0(std::uint32_t usec);  // on a goroutine: usleep on g0  // Windows: the body of every goroutine fibre
+void gentry();  // the bottom frame of every goroutine context
+void usleepOnG0(std::uint32_t usec);  // on a goroutine: usleep on g0
 
 // goexitUnwind is thrown at a goroutine's park point when Run ends, so its
 // stack unwinds and destructors run; gentry catches it. Not a std::exception.
@@ -137,8 +137,8 @@ void wakeTimerSleeper(std::int64_t when);
 std::int64_t timeSleepUntil();
 
 // --- stack.cc ---
-bool stackalloc(struct stack* s, std::size_t size);
-void stackfree(struct stack* s);
+bool stackalloc(os::Stack* s, std::size_t size);
+void stackfree(os::Stack* s);
 void stackfreeall(bool retain);
 
 }  // namespace gort::runtime

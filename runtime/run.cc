@@ -368,14 +368,12 @@ Stats ReadStats() ABSL_NO_THREAD_SAFETY_ANALYSIS {
 }
 
 void debug::Usleep(std::uint32_t usec) {
-#if defined(_WIN32)
-  // Windows sleeps on the M's timer, from the M's own stack (Go's
-  // systemstack); elsewhere usleep may run on any stack, as in Go.
-  if (runtime::getcurg() != nullptr) {
+  // Where the OS sleeps on the M's own state (Windows: its timer), usleep
+  // runs on g0 (Go's systemstack); elsewhere on any stack, as in Go.
+  if (os::usleepOnSystemStack() && runtime::getcurg() != nullptr) {
     runtime::usleepOnG0(usec);
     return;
   }
-#endif
   os::usleep(usec);
 }
 

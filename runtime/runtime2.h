@@ -17,6 +17,7 @@
 #include "absl/base/thread_annotations.h"
 #include "gort/runtime.h"
 #include "lock.h"
+#include "os/context.h"
 #include "os/os.h"
 
 namespace gort::internal {
@@ -66,14 +67,6 @@ enum class waitReason : std::uint8_t {
   syncWaitGroupWait,
 };
 
-// stack: a goroutine stack; lo is the lowest usable byte, above the guard.
-struct stack {
-  void* base = nullptr;  // start of the mapping (the guard page)
-  std::size_t size = 0;  // whole mapping, guard included
-  std::size_t guard = 0;
-  void* fiber = nullptr;  // Windows: the fibre owning this stack (stack.cc)
-};
-
 // timer: one pending call of f(arg, seq) at `when` on a P's heap (Go's
 // timer, without modification or deletion: gort's timers only ever fire).
 struct timer {
@@ -100,8 +93,8 @@ struct sudog {
 
 // G mirrors Go's g.
 struct G {
-  void* ctx = nullptr;  // saved fcontext: the gobuf
-  struct stack stack;
+  os::Context ctx = nullptr;  // saved context (os/context.h): the gobuf
+  os::Stack stack;
   std::atomic<std::uint32_t> atomicstatus{_Gidle};
   std::atomic<std::int64_t> goid{0};  // atomic: sysmon may print it (blockwarn)
   M* m = nullptr;         // M running this G, or nullptr

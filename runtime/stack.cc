@@ -2,113 +2,29 @@
 //
 // Go grows 2 KiB stacks by copying; C++ frames cannot move, so a gort stack
 // is a fixed reservation (256 KiB by default, Options.stack_size to change)
-// that the OS commits page by page as it is touched. Stacks are carved out
-// of slabs of about 16 MiB, one mapping each, and pooled with their Gs
-// (gfput/gfget keep a dead G's stack), so steady-state spawning maps
-// nothing. Slabs go back to the OS when Run ends.
-//
-// The first kGuardedStacks stacks get an inaccessible guard page below them.
-// Each guard splits its slab's mapping, and the kernel allows a process
-// only about 65 000 mappings (vm.max_map_count), so later stacks go without
-// one: that is what lets a million goroutines start.
-#include <vector>
-
-#include "os/os.h"
-#include "panic.h"
+// that the OS commits page by page as it is touched. Where the memory comes
+// from, and how it is guarded and pooled, is the context backend's business
+// (runtime/os/context.h): slabs of mapped stacks with guard pages for
+// fcontext, Windows' own fibre stacks for fibres. Stacks are kept with their
+// Gs (gfput/gfget keep a dead G's stack), so steady-state spawning allocates
+// nothing; they go back to the OS when Run ends.
+#include "os/context.h"
 #include "proc.h"
-#include "race.h"
 
 namespace gort::runtime {
 
-namespace {
-
-constexpr std::size_t kSlabBytes = std::size_t{16} << 20;
-constexpr std::size_t kGuardedStacks = 16384;
-
-struct Slab {
-  void* base;
-  std::size_t size;
-};
-
-mutex stackLock;
-std::vector<Slab> slabs ABSL_GUARDED_BY(stackLock);
-char* slabNext ABSL_GUARDED_BY(stackLock) = nullptr;  // next free stack
-char* slabEnd ABSL_GUARDED_BY(stackLock) = nullptr;
-std::size_t stacksMade ABSL_GUARDED_BY(stackLock) = 0;
-
-}  // namespace
-
-#if defined(_WIN32)
-// On Windows a goroutine stack is a fibre's (see gogo.cc): Windows reserves
-// it, with its own guard page, and frees it with the fibre. base holds the
-// fibre until the fibre first runs and records its real bounds.
-bool stackalloc(struct stack* s, std::size_t size) {
-  void* f = os::fiberCreate(size, gfiberentry);
-  if (f == nullptr) return false;
-  *s = {};
-  s->fiber = f;
-  s->base = f;
-  s->size = size;
-  return true;
+// stackalloc mirrors Go's stackalloc: a stack with `size` usable bytes, on
+// which goroutine contexts start at gentry.
+bool stackalloc(os::Stack* s, std::size_t size) {
+  return os::stackAlloc(s, size, gentry);
 }
 
-void stackfree(struct stack* s) {
-  if (s->fiber != nullptr) os::fiberDelete(s->fiber);
-  *s = {};
-}
-#else
-// stackalloc mirrors Go's stackalloc: `size` usable bytes, with one guard
-// page below them while guards are affordable.
-bool stackalloc(struct stack* s, std::size_t size) {
-  std::size_t page = os::physPageSize();
-  std::size_t each = size + page;  // room for a guard page either way
-  lock(&stackLock);
-  if (slabNext == nullptr || slabEnd - slabNext < static_cast<long>(each)) {
-    std::size_t n = kSlabBytes / each;
-    if (n == 0) n = 1;
-    void* base = os::sysAllocStack(n * each, 0);
-    if (base == nullptr) {
-      unlock(&stackLock);
-      return false;
-    }
-    slabs.push_back(Slab{base, n * each});
-    slabNext = static_cast<char*>(base);
-    slabEnd = slabNext + n * each;
-  }
-  char* lo = slabNext;
-  slabNext += each;
-  bool guarded = stacksMade++ < kGuardedStacks;
-  unlock(&stackLock);
-  if (guarded && !os::sysGuard(lo, page)) guarded = false;
-  s->base = lo;
-  s->size = each;
-  s->guard = page;  // unguarded stacks still leave the page unused
-  return true;
-}
+// stackfree mirrors Go's stackfree: s's G is being freed.
+void stackfree(os::Stack* s) { os::stackFree(s); }
 
-// stackfree mirrors Go's stackfree. Stacks live until Run ends, with their
-// Gs on the free lists; this only forgets the G's claim.
-void stackfree(struct stack* s) { *s = {}; }
-#endif
-
-// stackfreeall returns every slab to the OS when Run ends; with retain, a
+// stackfreeall returns every stack to the OS when Run ends; with retain, a
 // thread abandoned in a syscall still runs on one of them, so they are kept
 // mapped for good instead.
-void stackfreeall(bool retain) {
-  static std::vector<Slab>* retained = new std::vector<Slab>;
-  lock(&stackLock);
-  for (const Slab& slab : slabs) {
-    if (retain) {
-      retained->push_back(slab);
-      continue;
-    }
-    racestackfree(slab.base, slab.size);
-    os::sysFreeStack(slab.base, slab.size);
-  }
-  slabs.clear();
-  slabNext = slabEnd = nullptr;
-  stacksMade = 0;
-  unlock(&stackLock);
-}
+void stackfreeall(bool retain) { os::stackFreeAll(retain); }
 
 }  // namespace gort::runtime

@@ -1,8 +1,9 @@
 // runtime/os/os.h: the one seam between the scheduler and the operating
 // system (Go splits this across os_*.go, sys_*.s and mem_*.go). Everything
-// the scheduler needs from the OS is declared here; each OS implements it in
-// runtime/os/os_<goos>.cc on top of the trampolines in runtime/arch. No
-// system header is included here, so the scheduler never sees one.
+// the scheduler needs from the OS is declared here, except goroutine stacks
+// and the switches between them (runtime/os/context.h); each OS implements
+// it in runtime/os/os_<goos>.cc on top of the trampolines in runtime/arch.
+// No system header is included here, so the scheduler never sees one.
 #ifndef GORT_RUNTIME_OS_OS_H_
 #define GORT_RUNTIME_OS_OS_H_
 
@@ -13,6 +14,9 @@ namespace gort::os {
 
 // usleep: sleeps for usec microseconds on the calling thread (Go's usleep).
 void usleep(std::uint32_t usec);
+// usleepOnSystemStack: true if usleep must run on the M's own stack, g0
+// (Go's Windows usleep runs through systemstack); elsewhere any stack does.
+bool usleepOnSystemStack();
 // osyield: gives up the thread's time slice (Go's osyield).
 void osyield();
 // procyield: spins for about `cycles` pause instructions (Go's procyield).
@@ -54,13 +58,7 @@ bool setThreadTimerMode(TimerMode mode);
 // its waitable timer) when the M ends (Go's mdestroy).
 void mdestroy();
 
-// sysAllocStack: reserves `size` bytes of lazily committed memory whose
-// lowest `guard` bytes are inaccessible; returns the base or nullptr.
-void* sysAllocStack(std::size_t size, std::size_t guard);
-// sysGuard: makes [p, p + size) inaccessible (a stack guard page).
-bool sysGuard(void* p, std::size_t size);
-// sysFreeStack: returns a region from sysAllocStack to the OS.
-void sysFreeStack(void* base, std::size_t size);
+// Goroutine stacks and the contexts on them: runtime/os/context.h.
 // physPageSize: the OS page size.
 std::size_t physPageSize();
 
@@ -80,19 +78,6 @@ std::int64_t gettid();
 // blocking call, a lock), 0 if it is running or waiting for a CPU, -1 if
 // the OS cannot tell. For sysmon's blocked-thread warning only.
 int threadBlocked(std::int64_t tid);
-
-// Windows only: goroutine stacks are fibres there (gogo.cc, stack.cc).
-// fiberCreate: a fibre with a `size`-byte stack reservation that will run
-// entry(nullptr); nullptr on failure.
-void* fiberCreate(std::size_t size, void (*entry)(void*));
-// fiberOfThread: the calling thread as a fibre, converting it the first time.
-void* fiberOfThread();
-// fiberSwitch: saves the running fibre and resumes `to`.
-void fiberSwitch(void* to);
-// fiberDelete: frees a fibre that is not running.
-void fiberDelete(void* fiber);
-// fiberStack: the running fibre's stack reservation [*lo, *hi).
-void fiberStack(void** lo, void** hi);
 
 // writeErr: writes n bytes to standard error, unbuffered (Go's writeErr).
 void writeErr(const char* s, std::size_t n);

@@ -25,6 +25,8 @@ namespace gort::os {
 
 void usleep(std::uint32_t usec) { gort_usleep(usec); }
 
+bool usleepOnSystemStack() { return false; }
+
 void osyield() { gort_osyield(); }
 
 void procyield(std::uint32_t cycles) { gort_procyield(cycles); }
@@ -135,24 +137,6 @@ bool setThreadTimerMode(TimerMode mode) {
 }
 
 void mdestroy() {}
-
-void* sysAllocStack(std::size_t size, std::size_t guard) {
-  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1,
-                 0);
-  if (p == MAP_FAILED) return nullptr;
-  if (guard != 0 && mprotect(p, guard, PROT_NONE) != 0) {
-    munmap(p, size);
-    return nullptr;
-  }
-  return p;
-}
-
-bool sysGuard(void* p, std::size_t size) {
-  return mprotect(p, size, PROT_NONE) == 0;
-}
-
-void sysFreeStack(void* base, std::size_t size) { munmap(base, size); }
 
 std::size_t physPageSize() {
   long n = sysconf(_SC_PAGESIZE);

@@ -19,10 +19,8 @@
 // paths depend on go through windows_testing::hooks so tests can force each
 // one to fail (tests/os_windows_test.cc).
 //
-// Goroutine stacks are Windows fibres (see gogo.cc): the OS then keeps the
-// thread's stack bounds, exception list and floating-point state right on
-// every switch, which C++ exceptions under Wine and Windows need. Notes and
-// futexes use WaitOnAddress.
+// Goroutine stacks are Windows fibres (runtime/os/context_fiber.cc). Notes
+// and futexes use WaitOnAddress.
 #ifndef _WIN32_WINNT
 #define _WIN32_WINNT 0x0A00
 #endif
@@ -208,6 +206,10 @@ void usleep(std::uint32_t usec) {
   if (onM) wt::counters.lowResSleeps.fetch_add(1, std::memory_order_relaxed);
 }
 
+// usleepOnSystemStack: Windows sleeps on the M's timer, from the M's own
+// stack (Go's systemstack(usleep1)).
+bool usleepOnSystemStack() { return true; }
+
 void osyield() {
   ensureInit();
   gort_switchtothread();
@@ -327,26 +329,6 @@ void mdestroy() {
   g0Lo = g0Hi = 0;
 }
 
-void* sysAllocStack(std::size_t size, std::size_t guard) {
-  void* p = VirtualAlloc(nullptr, size, MEM_RESERVE | MEM_COMMIT,
-                         PAGE_READWRITE);
-  if (p == nullptr) return nullptr;
-  if (guard != 0 && !sysGuard(p, guard)) {
-    VirtualFree(p, 0, MEM_RELEASE);
-    return nullptr;
-  }
-  return p;
-}
-
-bool sysGuard(void* p, std::size_t size) {
-  DWORD old;
-  return VirtualProtect(p, size, PAGE_NOACCESS, &old) != 0;
-}
-
-void sysFreeStack(void* base, std::size_t size) {
-  VirtualFree(base, 0, MEM_RELEASE);
-}
-
 std::size_t physPageSize() {
   SYSTEM_INFO si;
   GetSystemInfo(&si);
@@ -390,35 +372,6 @@ void installFaultHandler(void (*onFault)(void* addr)) {
 // at its end for them; there is no alternate stack to set up.
 void minitSignalStack() {}
 void unminitSignalStack() {}
-
-namespace {
-// fiberStart adapts the runtime's C entry to a fibre start routine (stdcall
-// on 386).
-VOID WINAPI fiberStart(LPVOID entry) {
-  reinterpret_cast<void (*)(void*)>(entry)(nullptr);
-}
-}  // namespace
-
-void* fiberCreate(std::size_t size, void (*entry)(void*)) {
-  return CreateFiberEx(0, size, FIBER_FLAG_FLOAT_SWITCH, fiberStart,
-                       reinterpret_cast<void*>(entry));
-}
-
-void* fiberOfThread() {
-  if (IsThreadAFiber()) return GetCurrentFiber();
-  return ConvertThreadToFiberEx(nullptr, FIBER_FLAG_FLOAT_SWITCH);
-}
-
-void fiberSwitch(void* to) { SwitchToFiber(to); }
-
-void fiberDelete(void* fiber) { DeleteFiber(fiber); }
-
-void fiberStack(void** lo, void** hi) {
-  ULONG_PTR l = 0, h = 0;
-  GetCurrentThreadStackLimits(&l, &h);
-  *lo = reinterpret_cast<void*>(l);
-  *hi = reinterpret_cast<void*>(h);
-}
 
 void writeErr(const char* s, std::size_t n) {
   HANDLE h = GetStdHandle(STD_ERROR_HANDLE);

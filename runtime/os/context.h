@@ -1,0 +1,60 @@
+// runtime/os/context.h: the stack-switch seam. Every goroutine runs in an
+// execution context on a stack of its own; the scheduler allocates those
+// stacks, makes contexts on them and switches between them only through this
+// header (Go does this part in asm_<arch>.s's gogo and mcall, and in
+// stack.go's calls into mem_<os>.go). Each target has one backend, chosen
+// in runtime/CMakeLists.txt as the OS file is:
+//   os/context_fcontext.cc  POSIX: Boost.Context's fcontext, on stacks the
+//                           backend maps itself (with guard pages);
+//   os/context_fiber.cc     Windows: fibres, whose stacks Windows allocates
+//                           (the OS then keeps the thread's stack bounds and
+//                           exception list right on every switch).
+// No system header is included here, so the scheduler never sees one.
+#ifndef GORT_RUNTIME_OS_CONTEXT_H_
+#define GORT_RUNTIME_OS_CONTEXT_H_
+
+#include <cstddef>
+
+namespace gort::os {
+
+// Context: a suspended execution context, what a switch resumes (Go's
+// gobuf). nullptr is "none yet".
+using Context = void*;
+
+// ContextEntry: the bottom frame of every goroutine context; never returns.
+using ContextEntry = void (*)();
+
+// Stack: one goroutine stack. [base, base + guard) is the guard region
+// (inaccessible, or just unused); the goroutine runs in [base + guard,
+// base + size).
+struct Stack {
+  void* base = nullptr;  // start of the reservation (the guard)
+  std::size_t size = 0;  // whole reservation, guard included
+  std::size_t guard = 0;
+  Context owner = nullptr;  // a backend whose stacks come with their own
+                            // context (fibres) keeps it here
+};
+
+// stackAlloc: gives *s a stack with `size` usable bytes, on which contexts
+// will start at entry; false when out of memory (Go's stackalloc, OS part).
+bool stackAlloc(Stack* s, std::size_t size, ContextEntry entry);
+// stackFree: *s's goroutine is gone for good; forgets the stack (the backend
+// may keep its memory until stackFreeAll). Go's stackfree, OS part.
+void stackFree(Stack* s);
+// stackFreeAll: returns every stack's memory to the OS when Run ends; with
+// retain, an abandoned thread may still run on one, so it stays mapped.
+void stackFreeAll(bool retain);
+
+// newContext: the context that starts a goroutine at s's entry. A backend
+// whose stacks come with their own context (fibres) returns that one, which
+// on a reused stack resumes where the last goroutine left it: the entry
+// must loop (see gentry in gogo.cc).
+Context newContext(Stack* s);
+// switchContext: saves the running context in *save and resumes `to`;
+// returns when something switches back to what was saved. A backend may
+// leave *save alone when it already holds the running context.
+void switchContext(Context* save, Context to);
+
+}  // namespace gort::os
+
+#endif  // GORT_RUNTIME_OS_CONTEXT_H_
