@@ -87,7 +87,7 @@ void gcstopm();
 [[noreturn]] void mexit(M* mp);
 [[noreturn]] void parkForever();
 
-// --- schedtrace.cc: GODEBUG ---
+// --- proc_schedtrace.cc: GODEBUG ---
 struct dbgVars {
   int schedtrace = 0;   // ms between SCHED lines; 0 off
   int scheddetail = 0;  // 1: per-P, per-M, per-G lines too
@@ -98,15 +98,15 @@ void parsedebugvars();
 void schedtrace(bool detailed);
 const char* waitReasonString(waitReason r);
 
-// --- run.cc ---
+// --- proc_run.cc ---
 std::int32_t initialProcs(int maxprocs, bool verbose);
 
-// --- procresize.cc: stop the world and resize ---
+// --- proc_resize.cc: stop the world and resize ---
 P* procresize(std::int32_t nprocs);
 void stopTheWorld();
 void startTheWorld(std::int32_t newprocs);
 
-// --- runq.cc: run queues ---
+// --- proc_runq.cc: run queues ---
 void runqput(P* pp, G* gp, bool next);
 G* runqget(P* pp, bool* inheritTime);
 bool runqempty(P* pp);
@@ -118,12 +118,12 @@ void globrunqputbatch(G* head, G* tail, std::int32_t n)
 G* globrunqget(P* pp, std::int32_t max) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock);
 void runqdrain(P* pp) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock);
 
-// --- syscall.cc (proc.go's syscall half) ---
+// --- proc_syscall.cc (proc.go's syscall half) ---
 void entersyscall();
 void entersyscallblock();
 void exitsyscall();
 
-// --- sysmon.cc ---
+// --- proc_sysmon.cc ---
 void sysmon();
 void wakeSysmon();
 

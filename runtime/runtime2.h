@@ -111,7 +111,7 @@ struct G {
   // The C++ exception-handling state of this goroutine while it is switched
   // out (see gogo.cc); Go has no such thing.
   alignas(void*) unsigned char ehState[3 * sizeof(void*)] = {};
-  bool unwinding = false;  // Run ended: unwind this stack (run.cc)
+  bool unwinding = false;  // Run ended: unwind this stack (proc_run.cc)
   void* raceFiber = nullptr;      // ThreadSanitizer's fiber (race.h)
   void* asanFakeStack = nullptr;  // AddressSanitizer's switch state
 };

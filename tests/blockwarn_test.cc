@@ -1,6 +1,6 @@
 // tests/blockwarn_test.cc: sysmon's warning about a goroutine that blocks
 // its OS thread outside gort::Syscall (GODEBUG=blockwarn=ms, default 100;
-// runtime/sysmon.cc checkblocked). Go has no twin: a Go goroutine cannot
+// runtime/proc_sysmon.cc checkblocked). Go has no twin: a Go goroutine cannot
 // block its thread without the runtime knowing.
 //
 // The warning must appear, once per incident, for a raw blocking call and
@@ -24,7 +24,7 @@
 #include "watchdog.h"
 
 // ThreadSanitizer's runtime blocks threads on its own locks, so there the
-// check is off by default (runtime/schedtrace.cc) and can warn falsely.
+// check is off by default (runtime/proc_schedtrace.cc) and can warn falsely.
 #if defined(__SANITIZE_THREAD__)
 #define GORT_TEST_TSAN 1
 #elif defined(__has_feature)

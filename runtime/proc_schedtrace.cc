@@ -1,5 +1,5 @@
-// runtime/schedtrace.cc: GODEBUG=schedtrace=X,scheddetail=1 (Go's proc.go
-// schedtrace and runtime1.go's parsedebugvars, for those two keys).
+// runtime/proc_schedtrace.cc: GODEBUG=schedtrace=X,scheddetail=1 (Go's
+// proc.go schedtrace and runtime1.go's parsedebugvars, for those two keys).
 //
 // sysmon calls schedtrace every X milliseconds; the lines have Go's format,
 // so tools and eyes trained on Go's output read them as they are. Fields

@@ -1,4 +1,4 @@
-// runtime/procresize.cc: changing GOMAXPROCS (Go's proc.go: stopTheWorld,
+// runtime/proc_resize.cc: changing GOMAXPROCS (Go's proc.go: stopTheWorld,
 // startTheWorld, procresize, and runtime.GOMAXPROCS from debug.go).
 //
 // To change the number of Ps the world stops: every P is taken away from

@@ -1,4 +1,4 @@
-// runtime/sysmon.cc: the system monitor (Go's proc.go: sysmon, retake,
+// runtime/proc_sysmon.cc: the system monitor (Go's proc.go: sysmon, retake,
 // preemptone).
 //
 // sysmon runs on its own M without a P. It wakes every 20 us while it finds

@@ -1,4 +1,4 @@
-// runtime/run.cc: starting and ending a runtime (Go's proc.go schedinit
+// runtime/proc_run.cc: starting and ending a runtime (Go's proc.go schedinit
 // and main, runtime1.go's environment parsing, and exit), plus the small
 // exported functions (Gosched, NumGoroutine, Nanotime, statistics).
 //

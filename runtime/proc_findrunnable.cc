@@ -1,4 +1,4 @@
-// runtime/findrunnable.cc: finding the next goroutine (Go's proc.go:
+// runtime/proc_findrunnable.cc: finding the next goroutine (Go's proc.go:
 // findrunnable, stealWork, checkRunqsNoP, and the randomOrder steal walk).
 //
 // The search order is Go's: this P's timers; the global queue every 61st

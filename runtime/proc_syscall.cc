@@ -1,4 +1,4 @@
-// runtime/syscall.cc: goroutines entering and leaving system calls (Go's
+// runtime/proc_syscall.cc: goroutines entering and leaving system calls (Go's
 // proc.go: entersyscall, entersyscallblock, exitsyscall, exitsyscall0).
 //
 // entersyscall only marks the P _Psyscall and leaves it attached to no M;

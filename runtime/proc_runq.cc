@@ -1,5 +1,5 @@
-// runtime/runq.cc: run queues (Go's proc.go: runqput, runqputslow, runqget,
-// runqgrab, runqsteal, globrunqput*, globrunqget).
+// runtime/proc_runq.cc: run queues (Go's proc.go: runqput, runqputslow,
+// runqget, runqgrab, runqsteal, globrunqput*, globrunqget).
 //
 // Each P's local queue is a 256-slot ring. Only the owner writes the tail;
 // the owner and thieves take from the head with a CAS, so the fast path
