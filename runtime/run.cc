@@ -18,6 +18,7 @@
 #include "chan.h"
 #include "gort/debug.h"
 #include "gort/runtime.h"
+#include "netpoll.h"
 #include "os/os.h"
 #include "panic.h"
 #include "proc.h"
@@ -172,6 +173,7 @@ bool wakeAllForExit() ABSL_NO_THREAD_SAFETY_ANALYSIS {
   }
   unlock(&sched.lock);
   if (M* ts = sched.timerSleeper.exchange(nullptr)) notewakeup(&ts->park);
+  netpollExitBreak();
   return done;
 }
 
@@ -308,6 +310,7 @@ void internal::RunMain(internal::Func main, const Options& options) {
   unwindAbandoned();
   abandonWaiters();  // in case a destructor parked again
   freeAll();
+  netpollRunEnd();
   traceEndRun();
   running.store(false);
   runActive.store(false);

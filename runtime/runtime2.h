@@ -64,6 +64,7 @@ enum class waitReason : std::uint8_t {
   semacquire,
   syncMutexLock,
   syncWaitGroupWait,
+  ioWait,  // netpollblock (Go's waitReasonIOWait)
 };
 
 // stack: a goroutine stack; lo is the lowest usable byte, above the guard.

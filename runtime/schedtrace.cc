@@ -60,6 +60,7 @@ const char* waitReasonString(waitReason r) {
     case waitReason::semacquire: return "semacquire";
     case waitReason::syncMutexLock: return "sync.Mutex.Lock";
     case waitReason::syncWaitGroupWait: return "sync.WaitGroup.Wait";
+    case waitReason::ioWait: return "IO wait";
   }
   return "?";
 }
