@@ -4,6 +4,8 @@
 #define GORT_GORT_H_
 
 #include "gort/chan.h"
+#include "gort/net.h"
+#include "gort/poll.h"
 #include "gort/runtime.h"
 #include "gort/select.h"
 #include "gort/sync.h"
