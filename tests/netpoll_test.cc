@@ -9,6 +9,8 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "gort/gort.h"
@@ -16,6 +18,7 @@
 #include "os/netpoll_os.h"
 #include "os/os.h"
 #include "proc.h"
+#include "trace_file.h"
 #include "watchdog.h"
 
 namespace {
@@ -182,6 +185,69 @@ TEST_F(NetpollTest, PollerPerRun) {
     });
     EXPECT_FALSE(netpollinited());
   }
+}
+
+// The execution trace records the M's blocking polls, the goroutines a
+// poll readied, and the goroutine's park as "IO wait"; gort-trace's summary
+// counts them.
+TEST_F(NetpollTest, TraceCountsNetpoll) {
+  std::string path = "/tmp/gort_netpoll_trace_" + std::to_string(getpid()) +
+                     ".json";
+  gort::Run(
+      [&] {
+        ASSERT_TRUE(gort::StartTrace(path));
+        gort::poll::FD ev(eventfd(0, EFD_CLOEXEC));
+        gort::Chan<int> done = gort::MakeChan<int>(1);
+        gort::Go([&ev, done]() mutable {
+          std::uint64_t v;
+          ev.Read(&v, sizeof v);
+          done.Send(1);
+        });
+        gort::Gosched();               // the reader parks in the poller
+        gort::Sleep(1ms);              // the idle M waits in netpoll meanwhile
+        std::uint64_t one = 1;
+        ev.Write(&one, sizeof one);
+        done.Recv();                   // a poll readies the reader
+        ASSERT_TRUE(gort::StopTrace());
+      },
+      Procs(1));
+  gort::trace::Trace t;
+  std::string err;
+  ASSERT_TRUE(gort::trace::LoadTrace(path, &t, &err)) << err;
+  std::remove(path.c_str());
+  gort::trace::Summary s = gort::trace::Summarize(t);
+  EXPECT_GE(s.netpoll_blocks, 1);
+  EXPECT_GE(s.netpoll_ready, 1);
+  EXPECT_GE(s.blocked["IO wait"].count, 1);
+  EXPECT_NE(gort::trace::FormatSummary(s).find("netpoll: "), std::string::npos);
+}
+
+// Where the kernel lacks epoll_pwait2 (or $GORT_NETPOLL_TIMERFD=1 says so)
+// high-resolution waits go through a timerfd in the epoll set; timers still
+// fire through it.
+TEST_F(NetpollTest, TimerfdFallback) {
+  setenv("GORT_NETPOLL_TIMERFD", "1", 1);
+  gort::Run(
+      [] {
+        gort::poll::FD ev(eventfd(0, EFD_CLOEXEC));
+        EXPECT_STREQ(gort::os::netpollHighResMethod(), "timerfd");
+        gort::Go([&ev] {
+          std::uint64_t v;
+          try {
+            ev.Read(&v, sizeof v);
+          } catch (const gort::net::Error&) {
+          }
+        });
+        gort::Gosched();
+        for (int i = 0; i < 50; i++) {
+          auto t0 = Clock::now();
+          gort::Sleep(20us);
+          EXPECT_GE(Clock::now() - t0, 20us);
+        }
+        ev.Close();
+      },
+      gort::Options{.maxprocs = 1, .usleep = gort::UsleepMode::kHighRes});
+  unsetenv("GORT_NETPOLL_TIMERFD");
 }
 
 }  // namespace
