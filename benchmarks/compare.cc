@@ -53,6 +53,7 @@
 #include <vector>
 
 #include "benchmarks/harness.h"
+#include "benchmarks/net_loops.h"
 #include "benchmarks/ping_loops.h"
 #include "benchmarks/sched_loops.h"
 #include "gort/runtime.h"
@@ -133,6 +134,12 @@ constexpr Benchmark kBenchmarks[] = {
     Loop("Select2", gort::bench::Select2, Goal::kRatio, 1.0),
     Loop("ChanContended", gort::bench::ChanContended, Goal::kNone, 0),
     Loop("FanOut", gort::bench::FanOut, Goal::kNone, 0),
+    // The network poller (issue 13; benchmarks/net_loops.h).
+    Loop("TCPPingPong", gort::bench::TCPPingPong, Goal::kRatio, 1.0),
+    Loop("TCPPingPong100", gort::bench::TCPPingPong100, Goal::kRatio, 1.0),
+    Loop("TCPStream1MiB", gort::bench::TCPStream1MiB, Goal::kRatio, 1.0),
+    Loop("ChanToNetpollPing", gort::bench::ChanToNetpollPing, Goal::kRatio,
+         1.0),
     Park("Park100k", 100'000, 6, Goal::kKiB, 8),
     Park("Park1M", 1'000'000, 1, Goal::kStarts, 0),
 };

@@ -55,6 +55,10 @@ var benchmarks = []benchmark{
 	{name: "Select2", loop: select2},
 	{name: "ChanContended", loop: chanContended},
 	{name: "FanOut", loop: fanOut},
+	{name: "TCPPingPong", loop: tcpPingPong},
+	{name: "TCPPingPong100", loop: tcpPingPong100},
+	{name: "TCPStream1MiB", loop: tcpStream1MiB},
+	{name: "ChanToNetpollPing", loop: chanToNetpollPing},
 	{name: "Park100k", goroutines: 100000},
 	{name: "Park1M", goroutines: 1000000},
 }
