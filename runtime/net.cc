@@ -223,6 +223,8 @@ int connect(pi::fdImpl* fd, const target& t, std::int64_t deadline,
   return 0;
 }
 
+connImpl* newConn(pi::fdImpl* fd);
+
 Conn dial(std::string_view network, std::string_view address,
           std::int64_t deadline) {
   pi::checkInRun("net::Dial");
@@ -236,8 +238,7 @@ Conn dial(std::string_view network, std::string_view address,
     throw opError("dial", net, "", t.text, syscall, err);
   }
   if (t.family != os::Family::kUnix) os::sockNoDelay(fd->sysfd);
-  auto* c = new connImpl;
-  c->fd = fd;
+  connImpl* c = newConn(fd);
   c->net = net;
   c->laddr = localName(fd->sysfd);
   c->raddr = t.family == os::Family::kUnix ? t.text : peerName(fd->sysfd);
@@ -254,6 +255,23 @@ connImpl* needConn(connImpl* c, const char* op) {
 
 Error connError(const connImpl* c, const char* op, int code) {
   return opError(op, c->net, c->laddr, c->raddr, op, code);
+}
+
+// raiseConn / raiseListener: the fdImpl's raise for a Conn and a Listener.
+void raiseConn(const void* owner, const char* op, int code) {
+  throw connError(static_cast<const connImpl*>(owner), op, code);
+}
+void raiseListener(const void* owner, const char* op, int code) {
+  const auto* l = static_cast<const listenerImpl*>(owner);
+  throw opError(op, l->net, "", l->addr, op, code);
+}
+
+connImpl* newConn(pi::fdImpl* fd) {
+  auto* c = new connImpl;
+  c->fd = fd;
+  fd->owner = c;
+  fd->raise = raiseConn;
+  return c;
 }
 
 }  // namespace
@@ -373,8 +391,7 @@ Conn Listener::Accept() {
     throw opError("accept", l->net, "", l->addr, "accept", err);
   }
   if (l->net != "unix") os::sockNoDelay(nfd);
-  auto* c = new connImpl;
-  c->fd = fd;
+  connImpl* c = newConn(fd);
   c->net = l->net;
   c->laddr = l->net == "unix" ? l->addr : localName(nfd);
   c->raddr = peerName(nfd);
@@ -414,6 +431,8 @@ Listener Listen(std::string_view network, std::string_view address) {
   }
   auto* l = new listenerImpl;
   l->fd = fd;
+  fd->owner = l;
+  fd->raise = raiseListener;
   l->net = net;
   l->addr = inet ? localName(fd->sysfd) : t.text;
   if (!inet) l->unlink = t.text;

@@ -89,6 +89,13 @@ struct unlocker {
   ~unlocker() { read ? readUnlock(fd) : writeUnlock(fd); }
 };
 
+// fail hands a failed call's code to the owner's raise (which throws, the
+// reference still held), or returns it.
+int fail(fdImpl* fd, const char* op, int err) {
+  if (err != 0 && fd->raise != nullptr) fd->raise(fd->owner, op, err);
+  return err;
+}
+
 int prepare(fdImpl* fd, int mode) {
   if (fd->pd == nullptr) return 0;
   return convertErr(runtime::pollReset(fd->pd, mode));
@@ -216,7 +223,7 @@ int fdRead(fdImpl* fd, void* buf, std::size_t len, std::size_t* n) {
   if (!fd->mu.rwlock(true)) return kErrClosing;
   unlocker u{fd, true};
   if (len == 0) return 0;
-  if (int err = prepare(fd, os::kPollRead)) return err;
+  if (int err = prepare(fd, os::kPollRead)) return fail(fd, "read", err);
   if (len > kMaxRW) len = kMaxRW;
   for (;;) {
     int err;
@@ -231,7 +238,7 @@ int fdRead(fdImpl* fd, void* buf, std::size_t len, std::size_t* n) {
       if ((err = wait(fd, os::kPollRead)) == 0) continue;
     }
     if (err != 0) *n = 0;
-    return err;
+    return fail(fd, "read", err);
   }
 }
 
@@ -239,7 +246,7 @@ int fdWrite(fdImpl* fd, const void* buf, std::size_t len, std::size_t* n) {
   *n = 0;
   if (!fd->mu.rwlock(false)) return kErrClosing;
   unlocker u{fd, false};
-  if (int err = prepare(fd, os::kPollWrite)) return err;
+  if (int err = prepare(fd, os::kPollWrite)) return fail(fd, "write", err);
   const auto* p = static_cast<const unsigned char*>(buf);
   for (;;) {
     std::size_t max = len - *n > kMaxRW ? kMaxRW : len - *n;
@@ -257,21 +264,21 @@ int fdWrite(fdImpl* fd, const void* buf, std::size_t len, std::size_t* n) {
     if (err == os::kErrAgain && fd->pd != nullptr) {
       if ((err = wait(fd, os::kPollWrite)) == 0) continue;
     }
-    if (err != 0) return err;
-    if (w == 0) return 5;  // EIO: Go's io.ErrUnexpectedEOF
+    if (err != 0) return fail(fd, "write", err);
+    if (w == 0) return fail(fd, "write", 5);  // EIO: io.ErrUnexpectedEOF
   }
 }
 
 int fdAccept(fdImpl* fd, std::intptr_t* nfd) {
   if (!fd->mu.rwlock(true)) return kErrClosing;
   unlocker u{fd, true};
-  if (int err = prepare(fd, os::kPollRead)) return err;
+  if (int err = prepare(fd, os::kPollRead)) return fail(fd, "accept", err);
   for (;;) {
     int err = os::sockAccept(fd->sysfd, nfd);
     if (err == os::kErrAgain && fd->pd != nullptr) {
       if ((err = wait(fd, os::kPollRead)) == 0) continue;
     }
-    return err;
+    return fail(fd, "accept", err);
   }
 }
 
@@ -360,6 +367,13 @@ namespace gort::poll {
 
 using namespace gort::poll::internal;
 
+namespace {
+net::Error ioError(const fdImpl* fd, const char* op, int code);
+void raiseFD(const void* owner, const char* op, int code) {
+  throw ioError(static_cast<const fdImpl*>(owner), op, code);
+}
+}  // namespace
+
 FD::FD(std::intptr_t fd) {
   checkInRun("poll::FD");
   int err = 0;
@@ -367,6 +381,8 @@ FD::FD(std::intptr_t fd) {
   if (impl_ == nullptr) {
     throw makeError("poll fd " + std::to_string(fd), err, true);
   }
+  impl_->owner = impl_;
+  impl_->raise = raiseFD;
 }
 
 FD::FD(FD&& other) noexcept : impl_(other.impl_) { other.impl_ = nullptr; }

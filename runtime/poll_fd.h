@@ -44,6 +44,11 @@ struct fdImpl {
   runtime::pollDesc* pd = nullptr;  // nullptr: not pollable (blocking calls)
   std::uint32_t csema = 0;          // Close waits here for destroy
   bool isFile = true;               // errors say "file", not "network"
+  // raise throws the owner's net::Error for a failed call; it runs while
+  // the call still holds its reference, so Close (and the owner's
+  // destructor) cannot free what the message is built from meanwhile.
+  void (*raise)(const void* owner, const char* op, int code) = nullptr;
+  const void* owner = nullptr;
 };
 
 // fdOpen wraps sysfd (already non-blocking or made so); *err on failure.

@@ -607,6 +607,39 @@ TEST_F(NetTest, NoDeadlockWhileWaitingOnIO) {
   EXPECT_EQ(got, 'z');
 }
 
+// GOMAXPROCS changes while goroutines wait on I/O (and an M waits in the
+// poller) lose none of them.
+TEST_F(NetTest, GomaxprocsChangesWhileWaitingOnIO) {
+  gort::Run(
+      [] {
+        constexpr int kPairs = 8;
+        std::vector<Pair> pairs(kPairs);
+        gort::WaitGroup wg;
+        wg.Add(kPairs);
+        std::atomic<int> got{0};
+        for (int i = 0; i < kPairs; i++) {
+          gort::Go([&, i] {
+            char c = 0;
+            if (pairs[i].a.Read(&c, 1) == 1 && c == 'a' + i) got++;
+            wg.Done();
+          });
+        }
+        LetOthersPark();
+        for (int n : {4, 1, 3, 2}) {
+          gort::GOMAXPROCS(n);
+          gort::Sleep(200us);
+        }
+        for (int i = 0; i < kPairs; i++) {
+          char c = static_cast<char>('a' + i);
+          pairs[i].b.Write(&c, 1);
+          if (i % 2 == 0) gort::GOMAXPROCS(1 + i % 3);
+        }
+        wg.Wait();
+        EXPECT_EQ(got.load(), kPairs);
+      },
+      Procs(2));
+}
+
 int CountFds() {
   int n = 0;
   DIR* d = opendir("/proc/self/fd");
