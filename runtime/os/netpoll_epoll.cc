@@ -33,6 +33,13 @@ namespace {
 #define SYS_epoll_pwait2 441  // the same number on every Linux architecture
 #endif
 
+// epoll_pwait2 takes the kernel's 64-bit timespec on every architecture,
+// also where the C library's timespec has a 32-bit tv_sec (i386, armhf).
+struct kernelTimespec {
+  std::int64_t tv_sec;
+  std::int64_t tv_nsec;
+};
+
 constexpr std::uint64_t kBreakKey = ~std::uint64_t{0};
 constexpr std::uint64_t kTimerKey = ~std::uint64_t{0} - 1;
 
@@ -55,7 +62,7 @@ bool probePwait2() {
   const char* force = getenv("GORT_NETPOLL_TIMERFD");
   if (force != nullptr && std::strcmp(force, "1") == 0) return false;
   epoll_event ev;
-  timespec ts{0, 0};
+  kernelTimespec ts{0, 0};
   long r = syscall(SYS_epoll_pwait2, epfd, &ev, 1, &ts, nullptr, 0);
   return !(r < 0 && errno == ENOSYS);
 }
@@ -71,8 +78,7 @@ int waitMs(std::int64_t delay) {
 int epollWait(epoll_event* evs, int max, std::int64_t delay, bool highRes) {
   if (!highRes || delay <= 0) return epoll_wait(epfd, evs, max, waitMs(delay));
   if (havePwait2) {
-    timespec ts{static_cast<time_t>(delay / 1'000'000'000),
-                static_cast<long>(delay % 1'000'000'000)};
+    kernelTimespec ts{delay / 1'000'000'000, delay % 1'000'000'000};
     return static_cast<int>(
         syscall(SYS_epoll_pwait2, epfd, evs, max, &ts, nullptr, 0));
   }
