@@ -325,8 +325,7 @@ bool netpollblock(pollDesc* pd, std::int32_t mode, bool waitio) {
 
 // netpollunblock mirrors Go's netpollunblock: take the waiting goroutine
 // off pd; ioready leaves pdReady behind for the next netpollblock.
-G* netpollunblock(pollDesc* pd, std::int32_t mode, bool ioready)
-    ABSL_NO_THREAD_SAFETY_ANALYSIS {
+G* netpollunblock(pollDesc* pd, std::int32_t mode, bool ioready) {
   std::atomic<std::uintptr_t>* gpp = mode == os::kPollRead ? &pd->rg : &pd->wg;
   for (;;) {
     std::uintptr_t old = gpp->load(std::memory_order_acquire);

@@ -76,8 +76,8 @@ bool pollStale(pollDesc* pd);
 
 // --- internals, exported for netpoll_test ---
 bool netpollblock(pollDesc* pd, std::int32_t mode, bool waitio);
-G* netpollunblock(pollDesc* pd, std::int32_t mode, bool ioready)
-    ABSL_EXCLUSIVE_LOCKS_REQUIRED(pd->lock);
+// (lock-free: netpoll calls it without pd->lock, deadlines and Close with)
+G* netpollunblock(pollDesc* pd, std::int32_t mode, bool ioready);
 void netpollready(G** list, pollDesc* pd, std::int32_t mode);
 void netpollgoready(G* gp);
 std::int32_t netpollWaitersCount();
