@@ -134,11 +134,13 @@ TEST_F(NetTest, Addresses) {
     Listener ln = gort::net::Listen("tcp", "127.0.0.1:0");
     EXPECT_EQ(ln.Addr().rfind("127.0.0.1:", 0), 0u);
     EXPECT_NE(ln.Addr(), "127.0.0.1:0");
-    gort::Go([&ln] { Conn s = ln.Accept(); });
+    gort::Chan<std::string> peer = gort::MakeChan<std::string>(1);
+    gort::Go([&ln, peer]() mutable { peer.Send(ln.Accept().RemoteAddr()); });
     Conn c = gort::net::Dial("tcp", "localhost:" +
                                         ln.Addr().substr(ln.Addr().find(':') + 1));
     EXPECT_EQ(c.RemoteAddr(), ln.Addr());
     EXPECT_EQ(c.LocalAddr().rfind("127.0.0.1:", 0), 0u);
+    EXPECT_EQ(peer.Recv(), c.LocalAddr());
   });
 }
 
@@ -508,9 +510,11 @@ TEST_P(NetProcsTest, PipeThroughFD) {
         gort::poll::FD w(p[1]);
         EXPECT_EQ(r.Sysfd(), p[0]);
         EXPECT_NE(fcntl(p[0], F_GETFL) & O_NONBLOCK, 0);
-        gort::Go([&w] {
+        gort::Chan<int> closed = gort::MakeChan<int>(1);
+        gort::Go([&w, closed]() mutable {
           for (int i = 0; i < 1000; i++) w.Write(&i, sizeof i);
           w.Close();
+          closed.Send(1);  // w must outlive its Close
         });
         int sum = 0, v = 0, count = 0;
         std::size_t have = 0;
@@ -527,6 +531,7 @@ TEST_P(NetProcsTest, PipeThroughFD) {
             }
           }
         }
+        closed.Recv();
         EXPECT_EQ(count, 1000);
         EXPECT_EQ(sum, 999 * 1000 / 2);
         EXPECT_EQ(w.Sysfd(), -1);
