@@ -40,8 +40,8 @@ class Error : public std::runtime_error {
   int errno_;
 };
 
-// A stream connection (Go's net.Conn); move-only, closed by its destructor,
-// which, like Close, must not race with calls still running on it.
+// A stream connection (Go's net.Conn); move-only, closed by its destructor.
+// Close may run while other goroutines use it; the destructor may not.
 class Conn {
  public:
   // An empty connection.
