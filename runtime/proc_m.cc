@@ -45,6 +45,7 @@ void mstart(void* arg) {
   unminitSignalStack();
   os::mdestroy();
   mp->exited.store(true, std::memory_order_release);
+  exitEvent();
 }
 
 // mexit ends the M when Run is over (Go's mexit frees the M's resources;

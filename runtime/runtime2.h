@@ -254,6 +254,11 @@ struct schedt {
   // Run's lifetime.
   std::atomic<bool> exiting{false};
   note mainDone;
+  std::atomic<std::uint32_t> exitEvents{0};  // futex word: see exitEvent
+
+  // usleep fallbacks (os::timerFallbacks) at schedinit, and last reported.
+  std::int64_t timerFallbacksBase = 0;
+  std::int64_t timerFallbacksReported = 0;
 
   // Statistics.
   std::atomic<std::int64_t> steals{0};
