@@ -106,7 +106,9 @@ class OsWindowsTest : public ::testing::Test {
 };
 
 // After a Run, the 1 ms period is given back: every timeBeginPeriod(1) has
-// its timeEndPeriod(1).
+// its timeEndPeriod(1). (There may be more than one of each in a Run: an M
+// that starts after the others have ended, as sysmon's may on a loaded
+// machine, takes the period again.)
 void ExpectPeriodReleased() {
   EXPECT_FALSE(wt::periodIsHeld());
   EXPECT_EQ(wt::counters.timeEndPeriods.load(),
@@ -130,7 +132,7 @@ TEST_F(OsWindowsTest, ProbeFailureSelectsTimeBeginPeriodAndUsleep2) {
   wt::reinit();
   gort::Stats stats = SleepInRun(gort::UsleepMode::kAuto, 1, 5, 100);
   EXPECT_EQ(stats.usleep, gort::UsleepMode::kLowRes);
-  EXPECT_EQ(wt::counters.timeBeginPeriods.load(), 1);
+  EXPECT_GE(wt::counters.timeBeginPeriods.load(), 1);
   EXPECT_TRUE(wt::haveWinmm());
   EXPECT_EQ(wt::counters.timersCreated.load(), 0);
   EXPECT_EQ(wt::counters.highResSleeps.load(), 0);
@@ -183,14 +185,18 @@ TEST_F(OsWindowsTest, SetWaitableTimerFailureFallsBackWithoutHanging) {
       options);
   EXPECT_EQ(stats.usleep, gort::UsleepMode::kLowRes)
       << "some Ms sleep at low resolution: not kHighRes for everything";
+  // Every M has ended: the counts are final (ReadStats after a Run reports
+  // that Run).
+  gort::Stats after = gort::ReadStats();
   EXPECT_GE(failedSetTimerCalls.load(), 1);
-  EXPECT_LE(failedSetTimerCalls.load(), stats.threads) << "once per M";
+  EXPECT_LE(failedSetTimerCalls.load(), after.threads) << "once per M";
   EXPECT_EQ(wt::counters.setTimerFailures.load(), failedSetTimerCalls.load());
-  EXPECT_EQ(stats.usleep_fallbacks, failedSetTimerCalls.load());
+  EXPECT_EQ(after.usleep_fallbacks, failedSetTimerCalls.load());
+  EXPECT_EQ(after.usleep, gort::UsleepMode::kLowRes);
   EXPECT_EQ(wt::counters.highResSleeps.load(), 0);
   EXPECT_GE(wt::counters.lowResSleeps.load(), 3);
   EXPECT_TRUE(heldInRun) << "the fallback would sleep at the 15.6 ms tick";
-  EXPECT_EQ(wt::counters.timeBeginPeriods.load(), 1);
+  EXPECT_GE(wt::counters.timeBeginPeriods.load(), 1);
   ExpectPeriodReleased();
 }
 
@@ -208,14 +214,15 @@ TEST_F(OsWindowsTest, MsWithoutTheirOwnTimerSleepAtLowResolution) {
         stats = gort::ReadStats();
       },
       options);
-  EXPECT_EQ(stats.usleep, gort::UsleepMode::kLowRes);
-  EXPECT_EQ(stats.usleep_fallbacks, stats.threads);
-  EXPECT_EQ(wt::counters.timerCreateFailures.load(), stats.threads);
+  EXPECT_EQ(stats.usleep, gort::UsleepMode::kLowRes);  // main's M fell back
+  gort::Stats after = gort::ReadStats();  // every M has started and ended
+  EXPECT_EQ(after.usleep_fallbacks, after.threads);
+  EXPECT_EQ(wt::counters.timerCreateFailures.load(), after.threads);
   EXPECT_EQ(wt::counters.timersCreated.load(), 0);
   EXPECT_EQ(wt::counters.highResSleeps.load(), 0);
   EXPECT_GE(wt::counters.lowResSleeps.load(), 5);
   EXPECT_TRUE(heldInRun);
-  EXPECT_EQ(wt::counters.timeBeginPeriods.load(), 1);
+  EXPECT_GE(wt::counters.timeBeginPeriods.load(), 1);
   ExpectPeriodReleased();
 }
 
@@ -223,20 +230,17 @@ TEST_F(OsWindowsTest, OneMWithoutATimerFallsBackAlone) {
   FailTimersAfterProbe(2, 3);  // only the second M's timer fails
   gort::Options options = Procs(1);
   options.usleep = gort::UsleepMode::kHighRes;
-  gort::Stats stats;
-  RunGuarded(
-      [&] {
-        for (int i = 0; i < 5; i++) gort::debug::Usleep(100);
-        stats = gort::ReadStats();
-      },
-      options);
+  RunGuarded([&] { for (int i = 0; i < 5; i++) gort::debug::Usleep(100); },
+             options);
+  // After the Run, every M has started (and asked for its timer) and ended.
+  gort::Stats stats = gort::ReadStats();
   ASSERT_GE(stats.threads, 2);  // main's M and sysmon's
   EXPECT_EQ(stats.usleep_fallbacks, 1);
   EXPECT_EQ(stats.usleep, gort::UsleepMode::kLowRes);
   EXPECT_EQ(wt::counters.timerCreateFailures.load(), 1);
   EXPECT_EQ(wt::counters.timersCreated.load(), stats.threads - 1);
   EXPECT_EQ(wt::counters.timersClosed.load(), stats.threads - 1);
-  EXPECT_EQ(wt::counters.timeBeginPeriods.load(), 1);
+  EXPECT_GE(wt::counters.timeBeginPeriods.load(), 1);
   ExpectPeriodReleased();
 }
 
