@@ -150,11 +150,11 @@ void reportTimerFallbacks() {
   if (debug.usleepdebug <= 0) return;
   std::int64_t n = os::timerFallbacks() - sched.timerFallbacksBase;
   if (n <= sched.timerFallbacksReported) return;
-  std::string msg = "runtime: usleep: " +
-                    std::to_string(n - sched.timerFallbacksReported) +
-                    " more M(s) lost the high-resolution timer and sleep at "
-                    "low resolution (1 ms timer period); " +
-                    std::to_string(n) + " in this Run\n";
+  std::string msg =
+      "runtime: usleep: " + std::to_string(n - sched.timerFallbacksReported) +
+      " more M(s) lost the high-resolution timer and sleep at "
+      "low resolution (1 ms timer period); " +
+      std::to_string(n) + " in this Run\n";
   sched.timerFallbacksReported = n;
   os::writeErr(msg.data(), msg.size());
 }

@@ -165,8 +165,7 @@ TEST_F(OsWindowsTest, LowResModeForcesTimeBeginPeriodAndUsleep2) {
 
 TEST_F(OsWindowsTest, SetWaitableTimerFailureFallsBackWithoutHanging) {
   failedSetTimerCalls.store(0);
-  wt::setWaitableTimerEntry(
-      reinterpret_cast<void*>(&FailingSetWaitableTimer));
+  wt::setWaitableTimerEntry(reinterpret_cast<void*>(&FailingSetWaitableTimer));
   // A 1 s sleep on a timer that was never set would wait forever (Go's
   // behaviour); the watchdog fails the test if any of these hangs. The M
   // whose SetWaitableTimer failed becomes a low-resolution M: it sleeps
@@ -230,8 +229,11 @@ TEST_F(OsWindowsTest, OneMWithoutATimerFallsBackAlone) {
   FailTimersAfterProbe(2, 3);  // only the second M's timer fails
   gort::Options options = Procs(1);
   options.usleep = gort::UsleepMode::kHighRes;
-  RunGuarded([&] { for (int i = 0; i < 5; i++) gort::debug::Usleep(100); },
-             options);
+  RunGuarded(
+      [&] {
+        for (int i = 0; i < 5; i++) gort::debug::Usleep(100);
+      },
+      options);
   // After the Run, every M has started (and asked for its timer) and ended.
   gort::Stats stats = gort::ReadStats();
   ASSERT_GE(stats.threads, 2);  // main's M and sysmon's
@@ -315,7 +317,6 @@ TEST_F(OsWindowsTest, RunsThreadWaitsForTheMsWithoutPolling) {
       options);
   EXPECT_EQ(wt::counters.nonMSleeps.load(), 0);
 }
-
 
 TEST_F(OsWindowsTest, WinmmMissingFallsBack) {
   // No winmm: usleep2 at the default resolution, no period to release.
@@ -518,8 +519,7 @@ TEST_F(OsWindowsTest, MWithoutTimerSleepLastsAtLeastItsTime) {
 
 TEST_F(OsWindowsTest, FailedSetWaitableTimerSleepLastsAtLeastItsTime) {
   // The very sleep whose SetWaitableTimer fails, not only the later ones.
-  wt::setWaitableTimerEntry(
-      reinterpret_cast<void*>(&FailingSetWaitableTimer));
+  wt::setWaitableTimerEntry(reinterpret_cast<void*>(&FailingSetWaitableTimer));
   gort::Options options = Procs(1);
   options.usleep = gort::UsleepMode::kHighRes;
   std::int64_t first = 0, rest = 0;
@@ -647,8 +647,7 @@ void ExpectUnwindsThrough(Fn fn) {
 }
 
 TEST_F(OsWindowsTest, ExceptionsUnwindThroughTheAmd64Trampolines) {
-  wt::setWaitableTimerEntry(
-      reinterpret_cast<void*>(&ThrowingSetWaitableTimer));
+  wt::setWaitableTimerEntry(reinterpret_cast<void*>(&ThrowingSetWaitableTimer));
   HANDLE timer = CreateWaitableTimerExW(nullptr, nullptr, 0, TIMER_ALL_ACCESS);
   ASSERT_NE(timer, nullptr);
   ExpectUnwindsThrough([&] { gort_usleep2HighRes(10, timer); });

@@ -94,30 +94,30 @@ using WakeByAddressFn = VOID(WINAPI*)(PVOID);
 using TimePeriodFn = UINT(WINAPI*)(UINT);
 
 // Process-wide state set by osinit before any M runs.
-bool haveHighRes = false;                    // Go's haveHighResTimer
-WaitOnAddressFn waitOnAddress = nullptr;     // kernelbase!WaitOnAddress
-WakeByAddressFn wakeOne = nullptr;           // kernelbase!WakeByAddressSingle
-WakeByAddressFn wakeAll = nullptr;           // kernelbase!WakeByAddressAll
+bool haveHighRes = false;                 // Go's haveHighResTimer
+WaitOnAddressFn waitOnAddress = nullptr;  // kernelbase!WaitOnAddress
+WakeByAddressFn wakeOne = nullptr;        // kernelbase!WakeByAddressSingle
+WakeByAddressFn wakeAll = nullptr;        // kernelbase!WakeByAddressAll
 void* realSetWaitableTimer = nullptr;
 void* realNtWaitForSingleObject = nullptr;
 void* realSwitchToThread = nullptr;
-std::atomic<std::int64_t> fallbacks{0};      // timerFallbacks()
+std::atomic<std::int64_t> fallbacks{0};  // timerFallbacks()
 
 // The 1 ms timer period, guarded by periodLock: held while lowResMs > 0
 // and not relaxed.
 SRWLOCK periodLock = SRWLOCK_INIT;
-int lowResMs = 0;          // live Ms that sleep with gort_usleep2
-bool relaxed = false;      // osRelax(true) in effect
-bool periodHeld = false;   // timeBeginPeriod(1) in effect
-bool winmmTried = false;   // winmm.dll looked up (once per reinit)
+int lowResMs = 0;         // live Ms that sleep with gort_usleep2
+bool relaxed = false;     // osRelax(true) in effect
+bool periodHeld = false;  // timeBeginPeriod(1) in effect
+bool winmmTried = false;  // winmm.dll looked up (once per reinit)
 TimePeriodFn timeBeginPeriod1 = nullptr;  // winmm!timeBeginPeriod
 TimePeriodFn timeEndPeriod1 = nullptr;    // winmm!timeEndPeriod
 std::atomic<bool> winmmLoaded{false};
 
 // Per-M state (Go keeps it in m.highResTimer and the g0 stack bounds).
-thread_local HANDLE mTimer = nullptr;   // this M's high-resolution timer
-thread_local bool mHighRes = false;     // usleep sleeps on mTimer
-thread_local bool mLowRes = false;      // counted in lowResMs
+thread_local HANDLE mTimer = nullptr;       // this M's high-resolution timer
+thread_local bool mHighRes = false;         // usleep sleeps on mTimer
+thread_local bool mLowRes = false;          // counted in lowResMs
 thread_local ULONG_PTR g0Lo = 0, g0Hi = 0;  // the M's own stack (g0)
 
 // realHaveSearchSystem32: whether LoadLibraryExW understands
@@ -125,8 +125,7 @@ thread_local ULONG_PTR g0Lo = 0, g0Hi = 0;  // the M's own stack (g0)
 // for AddDllDirectory, which arrived with it.
 bool realHaveSearchSystem32() {
   HMODULE k32 = GetModuleHandleW(L"kernel32.dll");
-  return k32 != nullptr &&
-         GetProcAddress(k32, "AddDllDirectory") != nullptr;
+  return k32 != nullptr && GetProcAddress(k32, "AddDllDirectory") != nullptr;
 }
 
 // loadSystemLib mirrors Go's windowsLoadSystemLib: a DLL from System32

@@ -27,19 +27,19 @@ extern Hooks hooks;
 
 // What the OS layer has done since the last reset(), for assertions.
 struct Counters {
-  std::atomic<std::int64_t> timersCreated{0};   // per-M timers (minit)
-  std::atomic<std::int64_t> timersClosed{0};    // per-M timers (mdestroy)
+  std::atomic<std::int64_t> timersCreated{0};        // per-M timers (minit)
+  std::atomic<std::int64_t> timersClosed{0};         // per-M timers (mdestroy)
   std::atomic<std::int64_t> timerCreateFailures{0};  // Ms left without one
-  std::atomic<std::int64_t> highResSleeps{0};   // usleep2HighRes completed
-  std::atomic<std::int64_t> lowResSleeps{0};    // usleep2 on an M (incl.
-                                                // fallbacks)
-  std::atomic<std::int64_t> setTimerFailures{0};  // fallbacks to usleep2
-  std::atomic<std::int64_t> timeBeginPeriods{0};  // timeBeginPeriod(1) calls
-  std::atomic<std::int64_t> timeEndPeriods{0};    // timeEndPeriod(1) calls
-  std::atomic<std::int64_t> relaxes{0};           // osRelax(true) calls
-  std::atomic<std::int64_t> onG0Sleeps{0};    // on an M's own stack
-  std::atomic<std::int64_t> offG0Sleeps{0};   // on an M, not its own stack
-  std::atomic<std::int64_t> nonMSleeps{0};    // on a thread that is no M
+  std::atomic<std::int64_t> highResSleeps{0};        // usleep2HighRes completed
+  std::atomic<std::int64_t> lowResSleeps{0};         // usleep2 on an M (incl.
+                                                     // fallbacks)
+  std::atomic<std::int64_t> setTimerFailures{0};     // fallbacks to usleep2
+  std::atomic<std::int64_t> timeBeginPeriods{0};     // timeBeginPeriod(1) calls
+  std::atomic<std::int64_t> timeEndPeriods{0};       // timeEndPeriod(1) calls
+  std::atomic<std::int64_t> relaxes{0};              // osRelax(true) calls
+  std::atomic<std::int64_t> onG0Sleeps{0};           // on an M's own stack
+  std::atomic<std::int64_t> offG0Sleeps{0};  // on an M, not its own stack
+  std::atomic<std::int64_t> nonMSleeps{0};   // on a thread that is no M
 };
 // counters: updated by usleep, minit, mdestroy and osRelax.
 extern Counters counters;
