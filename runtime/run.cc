@@ -130,6 +130,7 @@ void resetSched() ABSL_NO_THREAD_SAFETY_ANALYSIS {
   sched.handoffs.store(0);
   sched.preemptRequests.store(0);
   sched.sysmonWakes.store(0);
+  sched.timerModeFailed.store(false);
   sched.blockWarnings.store(0);
   sched.ngoroutines.store(0);
   gomaxprocs.store(0);
@@ -362,8 +363,11 @@ Stats ReadStats() ABSL_NO_THREAD_SAFETY_ANALYSIS {
   s.preempt_requests = sched.preemptRequests.load();
   s.sysmon_wakes = sched.sysmonWakes.load();
   s.block_warnings = sched.blockWarnings.load();
-  s.usleep = timerMode == os::TimerMode::kHighRes ? UsleepMode::kHighRes
-                                                  : UsleepMode::kLowRes;
+  // What the runtime's threads got, not what was asked: one M whose OS
+  // refused the high-resolution mode makes the Run low resolution.
+  bool high = timerMode == os::TimerMode::kHighRes &&
+              !sched.timerModeFailed.load(std::memory_order_relaxed);
+  s.usleep = high ? UsleepMode::kHighRes : UsleepMode::kLowRes;
   return s;
 }
 

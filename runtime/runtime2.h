@@ -72,6 +72,9 @@ struct stack {
   std::size_t size = 0;  // whole mapping, guard included
   std::size_t guard = 0;
   void* fiber = nullptr;  // Windows: the fibre owning this stack (stack.cc)
+  // A stack without a guard page: the words just below its limit, checked
+  // at every switch to g0 and on a fault (stack.cc's stackcheck).
+  std::uintptr_t* canary = nullptr;
 };
 
 // timer: one pending call of f(arg, seq) at `when` on a P's heap (Go's
@@ -261,6 +264,8 @@ struct schedt {
   std::atomic<std::int64_t> handoffs{0};
   std::atomic<std::int64_t> preemptRequests{0};
   std::atomic<std::int64_t> sysmonWakes{0};
+  // An M could not apply the Run's usleep mode (setThreadTimerMode failed).
+  std::atomic<bool> timerModeFailed{false};
   std::atomic<std::int64_t> blockWarnings{0};
   std::atomic<std::int32_t> ngoroutines{0};
 };
