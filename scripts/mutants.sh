@@ -3,8 +3,7 @@
 #
 # Each mutant is one deliberate fault: a unique search string in runtime/
 # and its replacement. The script copies the source tree to
-# build/mutants/src (tar keeps the files' times, so the build there stays
-# incremental across runs), builds the unmutated runtime and the test
+# build/mutants/src, builds the unmutated runtime and the test
 # binaries the mutants need (no benchmarks, examples or install rules;
 # ccache if installed), checks that those tests pass, and then for each
 # mutant: finds the one runtime file containing the search string (by
@@ -89,7 +88,10 @@ done
 # ---- a copy of the tree and its build -------------------------------------------
 echo "== mutants: copy the tree to $src =="
 mkdir -p "$src" "$bld"
-git ls-files -co --exclude-standard -z | tar --null -T - -cf - | tar -xf - -C "$src"
+# -m: every file is newer than the objects of an earlier run, whose last
+# mutant may have been left in place (an interrupted run); ccache makes the
+# rebuild of unchanged sources cheap.
+git ls-files -co --exclude-standard -z | tar --null -T - -cf - | tar -xmf - -C "$src"
 
 launcher=()
 if command -v ccache >/dev/null; then
