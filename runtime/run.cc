@@ -32,7 +32,10 @@ namespace {
 
 constexpr std::size_t kDefaultStackSize = 256 * 1024;
 constexpr std::size_t kMinStackSize = 16 * 1024;
-constexpr std::size_t kMaxStackSize = std::size_t{1} << 30;
+// Go's maxstacksize: 1 GB on 64-bit targets, 250 MB on 32-bit ones, where
+// a few 1 GiB stacks would not fit the address space.
+constexpr std::size_t kMaxStackSize =
+    sizeof(void*) >= 8 ? std::size_t{1} << 30 : std::size_t{1} << 28;
 
 std::atomic<bool> runActive{false};
 // Ms (and their Gs) left in syscalls by earlier Runs: kept reachable.

@@ -220,17 +220,32 @@ constexpr std::size_t kSizeMax = std::numeric_limits<std::size_t>::max();
 constexpr std::size_t kMaxAlloc =
     k64Bit ? static_cast<std::size_t>(std::uint64_t{1} << 40) : kSizeMax >> 1;
 
-// Runs traffic with Options.stack_size = size; the warning names size.
+// The largest stack Options.stack_size may ask for: 1 GiB, 256 MiB on
+// 32-bit targets (Go's maxstacksize is 1 GB and 250 MB).
+constexpr std::size_t kMaxStack = k64Bit ? std::size_t{1} << 30
+                                         : std::size_t{1} << 28;
+
+// Runs two goroutines (two stacks of the capped size, which a 32-bit
+// address space holds) with Options.stack_size = size; the warning names
+// size and the cap.
 void ExpectStackSizeCapped(std::size_t size) {
   EXPECT_EXIT(
       {
         gort::Options options = Procs(2);
         options.stack_size = size;
-        RunTrafficAndExit(options);
+        int got = 0;
+        RunGuarded(
+            [&got] {
+              auto c = gort::MakeChan<int>();
+              gort::Go([c] { c.Send(42); });
+              got = c.Recv();
+            },
+            options);
+        std::_Exit(got == 42 ? 0 : 1);
       },
       ::testing::ExitedWithCode(0),
       "gort: Options.stack_size=" + std::to_string(size) +
-          " is too large; using 1073741824");
+          " is too large; using " + std::to_string(kMaxStack));
 }
 
 TEST_F(FatalDeathTest, HugeStackSizeWarnsAndGoroutinesRun) {
