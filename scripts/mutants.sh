@@ -181,7 +181,7 @@ EOF
   elif [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
     verdict[$name]=caught caughtby[$name]="${bins[$i]}: timed out after ${limit}s"
   else
-    first=$(sed -n 's/^\[  FAILED  \] \([^ ]*\).*/\1/p' "$log" | head -1)
+    first=$(sed -n 's/^\[  FAILED  \] \([^ ,]*\).*/\1/p' "$log" | head -1)
     if [ -z "$first" ]; then
       # The binary died (a fatal error, the watchdog) inside a test.
       first=$(sed -n 's/^\[ RUN      \] \([^ ]*\).*/\1/p' "$log" | tail -1)
