@@ -64,6 +64,9 @@ enum class waitReason : std::uint8_t {
   semacquire,
   syncMutexLock,
   syncWaitGroupWait,
+  syncCondWait,
+  syncRWMutexRLock,
+  syncRWMutexLock,
 };
 
 // stack: a goroutine stack; lo is the lowest usable byte, above the guard.
@@ -91,7 +94,7 @@ struct sudog {
   sudog* next = nullptr;
   sudog* prev = nullptr;
   void* elem = nullptr;  // data element (may point into the G's stack)
-  std::uintptr_t ticket = 0;  // semaphore address for sema.cc
+  std::uintptr_t ticket = 0;  // a Cond waiter's ticket (sema.cc)
   bool isSelect = false;
   bool success = false;  // for channels: woken by a value, not by close
   sudog* waitlink = nullptr;  // g.waiting list (select)
