@@ -129,6 +129,9 @@ void wakeSysmon();
 
 // --- time.cc: timers ---
 void addtimer(timer* t);
+bool deltimer(timer* t);
+bool modtimer(timer* t, std::int64_t when, std::int64_t period);
+std::int64_t whenAfter(std::int64_t ns);
 std::int64_t checkTimers(P* pp, std::int64_t now, bool* ran);
 std::int64_t nextTimerWhen();
 void moveTimers(P* to, P* from);
