@@ -99,7 +99,27 @@ void schedtrace(bool detailed);
 const char* waitReasonString(waitReason r);
 
 // --- run.cc ---
-std::int32_t initialProcs(int maxprocs, bool verbose);
+// initialProcs: GOMAXPROCS at Run's start; *custom tells whether
+// Options.maxprocs or $GOMAXPROCS chose it.
+std::int32_t initialProcs(int maxprocs, bool verbose, bool* custom = nullptr);
+
+// --- proc_maxprocs.cc: the default GOMAXPROCS ---
+// Set once GOMAXPROCS was chosen (Options, $GOMAXPROCS, GOMAXPROCS(n)):
+// sysmon then leaves it alone.
+extern std::atomic<bool> customGOMAXPROCS;
+// adjustCgroupGOMAXPROCS mirrors Go's: procs capped by a cgroup limit (in
+// CPUs; <= 0 none) rounded up, but never capped below 2.
+std::int32_t adjustCgroupGOMAXPROCS(std::int32_t procs, double limit);
+// defaultGOMAXPROCS mirrors Go's: the affinity's CPU count, adjusted for
+// the cgroup limit (the cgroup found by maxprocsinit if cached).
+std::int32_t defaultGOMAXPROCS(bool cached);
+// maxprocsinit finds the cgroup at Run's start and records `custom`.
+void maxprocsinit(bool custom);
+// sysmonUpdateGOMAXPROCS mirrors Go's: about once a second, resize to
+// defaultGOMAXPROCS if it changed and no custom value is set.
+void sysmonUpdateGOMAXPROCS(std::int64_t now);
+// setCgroupRootForTest makes the runtime read cgroup files under root.
+void setCgroupRootForTest(const char* root);
 
 // --- procresize.cc: stop the world and resize ---
 P* procresize(std::int32_t nprocs);

@@ -8,6 +8,7 @@
 // until it returns. So a dropped handle never stops a timer (as in Go), and
 // a stopped timer's memory outlives any call still under way.
 #include <atomic>
+#include <string>
 #include <utility>
 
 #include "gort/internal/chan_impl.h"

@@ -188,6 +188,10 @@ void sysmon() {
           unlock(&sched.lock);
           std::int64_t sleep = kForceGCPeriodHalf;
           if (next - now < sleep) sleep = next - now;
+          // Wake for the GOMAXPROCS check (sysmonUpdateGOMAXPROCS).
+          if (!customGOMAXPROCS.load() && sleep > 1'000'000'000) {
+            sleep = 1'000'000'000;
+          }
           notetsleep(&sched.sysmonnote, sleep);
           lock(&sched.lock);
           sched.sysmonwait.store(false, std::memory_order_release);
@@ -203,6 +207,7 @@ void sysmon() {
     // Timers that should have run already: maybe every P is busy with a
     // goroutine that does not yield. Start an M for them (Go 1.19 does).
     if (timeSleepUntil() < now) startm(nullptr, false);
+    sysmonUpdateGOMAXPROCS(now);
     if (retake(now) != 0) {
       idle = 0;
     } else {
