@@ -141,6 +141,9 @@ class DefaultProcsTest : public ::testing::Test {
     unsetenv("GOMAXPROCS");
     CPU_ZERO(&all_);
     ASSERT_EQ(sched_getaffinity(0, sizeof all_, &all_), 0);
+    // No cgroup unless a test writes one: the machine's own limit, if any,
+    // must not decide these tests.
+    gort::runtime::setCgroupRootForTest(no_cgroup_.path().c_str());
   }
   void TearDown() override {
     if (had_) setenv("GOMAXPROCS", saved_.c_str(), 1);
@@ -169,6 +172,7 @@ class DefaultProcsTest : public ::testing::Test {
     return one;
   }
   int ncpu() const { return std::min(CPU_COUNT(&all_), 256); }
+  FakeRoot no_cgroup_;
   cpu_set_t all_;
   std::string saved_;
   bool had_ = false;

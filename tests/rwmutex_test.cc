@@ -131,7 +131,8 @@ TEST(RWMutexTest, WaitingWriterKeepsNewReadersOut) {
         // TryRLock must fail once the writer has announced itself; it may
         // announce itself only after this goroutine's yield.
         bool any = false;
-        for (int i = 0; i < 100 && !any; i++) {
+        const std::int64_t deadline = DeadlineFromNow();
+        while (!any && gort::Nanotime() < deadline) {
           if (mu.TryRLock()) {
             mu.RUnlock();
             gort::Sleep(100us);
@@ -193,13 +194,17 @@ TEST(RWMutexTest, StandardLockAdaptors) {
         wg.Add(20);
         for (int i = 0; i < 10; i++) {
           gort::Go([&] {
-            std::unique_lock<gort::RWMutex> l(mu);
-            value++;
+            {
+              std::unique_lock<gort::RWMutex> l(mu);
+              value++;
+            }
             wg.Done();
           });
           gort::Go([&] {
-            std::shared_lock<gort::RWMutex> l(mu);
-            if (value >= 0) readers.fetch_add(1);
+            {
+              std::shared_lock<gort::RWMutex> l(mu);
+              if (value >= 0) readers.fetch_add(1);
+            }
             wg.Done();
           });
         }

@@ -72,15 +72,16 @@ TEST(TimerTest, StopAndResetResults) {
 // A pending timer that is Reset fires once, at the new time.
 TEST(TimerTest, ResetPendingMovesIt) {
   std::int64_t reset_at = 0, fired = 0;
-  bool second = true;
+  bool was_pending = false, second = true;
   RunGuarded([&] {
-    gort::Timer t = gort::NewTimer(1ms);
+    gort::Timer t = gort::NewTimer(1h);
     reset_at = gort::Nanotime();
-    t.Reset(5ms);
+    was_pending = t.Reset(5ms);
     fired = t.C().Recv();
     gort::Sleep(6ms);
     second = Ready(t.C());
   });
+  EXPECT_TRUE(was_pending);
   EXPECT_GE(fired, reset_at + 5'000'000);
   EXPECT_FALSE(second);
 }

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <type_traits>
 #include <utility>
 
@@ -77,9 +78,9 @@ class RWMutex {
 
  private:
   void RUnlockSlow(std::int32_t r);
-  Mutex w_;                              // Held by a writer, waiting or not.
-  std::uint32_t writer_sem_ = 0;         // A writer waits here for readers.
-  std::uint32_t reader_sem_ = 0;         // Readers wait here for a writer.
+  Mutex w_;                       // Held by a writer, waiting or not.
+  std::uint32_t writer_sem_ = 0;  // A writer waits here for readers.
+  std::uint32_t reader_sem_ = 0;  // Readers wait here for a writer.
   std::atomic<std::int32_t> reader_count_{0};  // Readers; negative: writer.
   std::atomic<std::int32_t> reader_wait_{0};   // Readers a writer waits for.
 };
@@ -99,7 +100,9 @@ class Cond {
  public:
   // A Cond whose Wait unlocks and relocks *l.
   explicit Cond(Mutex* l) : l_(l) {}
+  // Not copyable: waiters refer to its address.
   Cond(const Cond&) = delete;
+  // Not assignable.
   Cond& operator=(const Cond&) = delete;
   // Unlocks L(), parks until Signal or Broadcast wakes this goroutine, and
   // locks L() again before returning.
@@ -131,7 +134,8 @@ class Once {
  private:
   template <class F>
   static void Call(void* f) {
-    std::forward<F>(*static_cast<std::remove_reference_t<F>*>(f))();
+    auto* fn = static_cast<std::remove_reference_t<F>*>(f);
+    std::invoke(std::forward<F>(*fn));
   }
   void DoSlow(void (*call)(void*), void* f);
   std::atomic<std::uint32_t> done_{0};

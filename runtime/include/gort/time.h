@@ -42,22 +42,28 @@ bool resetTimer(timerObj* t, std::int64_t d, std::int64_t period);
 // A counted handle to a runtime timer, shared by Timer and Ticker.
 class TimerHandle {
  public:
+  // An empty handle.
   TimerHandle() = default;
+  // Another handle to the same timer.
   TimerHandle(const TimerHandle& o) : c_(o.c_), t_(o.t_) {
     if (t_ != nullptr) timerRef(t_);
   }
+  // Takes o's timer; o becomes empty.
   TimerHandle(TimerHandle&& o) noexcept
       : c_(std::move(o.c_)), t_(std::exchange(o.t_, nullptr)) {}
+  // Names o's timer (copied or moved).
   TimerHandle& operator=(TimerHandle o) noexcept {
     c_.swap(o.c_);
     std::swap(t_, o.t_);
     return *this;
   }
+  // Drops this handle; the timer itself keeps going.
   ~TimerHandle() {
     if (t_ != nullptr) timerUnref(t_);
   }
 
  protected:
+  // A handle to t, whose reference it takes over, with channel c.
   TimerHandle(Chan<std::int64_t> c, timerObj* t) : c_(std::move(c)), t_(t) {}
   Chan<std::int64_t> c_;  // nil for AfterFunc
   timerObj* t_ = nullptr;
@@ -74,6 +80,7 @@ Chan<std::int64_t> After(std::chrono::nanoseconds d);
 // not stop it. A default-constructed Timer is empty: Stop and Reset panic.
 class Timer : public internal::TimerHandle {
  public:
+  // An empty Timer.
   Timer() = default;
   // The channel the time is sent on (capacity 1); nil for AfterFunc timers.
   const Chan<std::int64_t>& C() const { return c_; }
@@ -116,6 +123,7 @@ Timer AfterFunc(std::chrono::nanoseconds d, F&& f) {
 // until Stop, as in Go 1.19, whether or not a handle remains.
 class Ticker : public internal::TimerHandle {
  public:
+  // An empty Ticker: Stop does nothing, Reset panics.
   Ticker() = default;
   // The channel the ticks are sent on (capacity 1).
   const Chan<std::int64_t>& C() const { return c_; }
