@@ -84,7 +84,7 @@ int Pipeline() {
 // select, with a default case and with a timeout.
 int SelectExamples() {
   auto in = gort::MakeChan<int>(1);
-  auto out = gort::MakeChan<int>(1);
+  auto out = gort::MakeChan<int>(0);  // nobody receives: only in is ready
   auto quit = gort::MakeChan<bool>(0);
   in.Send(7);
   int x = 1, got = 0;
@@ -162,7 +162,7 @@ int SyncExamples() {
   // end snippet
   int config = 0;
   // snippet: once
-  static gort::Once once;
+  gort::Once once;  // var once sync.Once
   once.Do([&] { config = expensive(); });  // once.Do(func() { ... })
   // end snippet
   bool ready = false;
