@@ -344,7 +344,10 @@ static G* goexit0(G* gp) {
   gp->param = nullptr;
   sched.ngoroutines.fetch_sub(1, std::memory_order_relaxed);
   racegoexit(gp);
+  bool locked = gp->lockedm != nullptr;
+  gp->lockedm = nullptr;
   gfput(mp->p, gp);
+  if (locked) lockedexit(mp);  // the thread goes with it (Go's goexit0)
   return nullptr;
 }
 
@@ -394,6 +397,11 @@ void schedule() {
   bool inheritTime = false;
   for (;;) {
     if (sched.exiting.load(std::memory_order_acquire)) mexit(mp);
+    if (next == nullptr && mp->lockedg != nullptr) {
+      stoplockedm();  // wired to a G: wait for it alone (Go's schedule)
+      next = mp->lockedg;
+      inheritTime = false;
+    }
     if (next == nullptr) {
       if (sched.gcwaiting.load(std::memory_order_acquire)) {
         gcstopm();
@@ -401,6 +409,11 @@ void schedule() {
       }
       next = findrunnable(&inheritTime);
       if (mp->spinning) resetspinning();
+      if (next->lockedm != nullptr) {
+        startlockedm(next);  // its own M runs it; this M parks
+        next = nullptr;
+        continue;
+      }
     }
     G* gp = next;
     execute(gp, inheritTime);

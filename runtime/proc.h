@@ -87,6 +87,12 @@ void gcstopm();
 [[noreturn]] void mexit(M* mp);
 [[noreturn]] void parkForever();
 
+// --- proc_lockosthread.cc: LockOSThread ---
+void stoplockedm();
+void startlockedm(G* gp);
+[[noreturn]] void lockedexit(M* mp);
+void wakeLockedMs() ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock);
+
 // --- schedtrace.cc: GODEBUG ---
 struct dbgVars {
   int schedtrace = 0;   // ms between SCHED lines; 0 off

@@ -159,6 +159,7 @@ void schedinit(const Options& o) ABSL_NO_THREAD_SAFETY_ANALYSIS {
 bool wakeAllForExit() ABSL_NO_THREAD_SAFETY_ANALYSIS {
   lock(&sched.lock);
   while (M* mp = mget()) notewakeup(&mp->park);
+  wakeLockedMs();
   if (sched.sysmonwait.load()) {
     sched.sysmonwait.store(false);
     notewakeup(&sched.sysmonnote);

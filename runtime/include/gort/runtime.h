@@ -99,6 +99,15 @@ void Go(F&& fn) {
 // Yields the processor so other goroutines may run (runtime.Gosched).
 void Gosched();
 
+// Wires the calling goroutine to its thread: no other goroutine runs there
+// until as many UnlockOSThread calls; ending while wired ends the thread
+// (runtime.LockOSThread).
+void LockOSThread();
+
+// Undoes one LockOSThread; does nothing if there is none
+// (runtime.UnlockOSThread).
+void UnlockOSThread();
+
 // Parks the calling goroutine for at least d (time.Sleep).
 void Sleep(std::chrono::nanoseconds d);
 
