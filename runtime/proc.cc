@@ -22,10 +22,12 @@
 #include "gort/runtime.h"
 
 #include "os/os.h"
+#include "os/traceback.h"
 #include "panic.h"
 #include "proc.h"
 #include "race.h"
 #include "trace.h"
+#include "traceback.h"
 
 namespace gort::runtime {
 
@@ -99,7 +101,7 @@ void allgadd(G* gp) {
 // newproc1 mirrors Go's newproc1. The stack is not allocated here but at
 // the first execute (Go allocates 2 KiB at once; gort's stacks are larger,
 // so a burst of spawned-but-not-started Gs costs no stacks).
-G* newproc1(internal::Func fn, G* callergp) {
+G* newproc1(internal::Func fn, G* callergp, const void* gopc) {
   P* pp = callergp != nullptr ? callergp->m->p : nullptr;
   G* newg = gfget(pp);
   if (newg == nullptr) {
@@ -110,6 +112,7 @@ G* newproc1(internal::Func fn, G* callergp) {
   newg->fn = std::move(fn);
   newg->ctx = nullptr;
   newg->preempt.store(false, std::memory_order_relaxed);
+  newg->gopc.store(gopc, std::memory_order_relaxed);
   if (pp != nullptr) {
     if (pp->goidcache == pp->goidcacheend) {
       pp->goidcache = sched.goidgen.fetch_add(kGoidCacheBatch) + 1;
@@ -242,6 +245,7 @@ static void dropg(M* mp) {
 // park_m mirrors Go's park_m: on g0, after gp switched out.
 static G* park_m(G* gp) {
   M* mp = getg()->m;
+  gp->waitsince = os::nanotimeCoarse();  // for the dump's "N minutes"
   casgstatus(gp, _Grunning, _Gwaiting);
   traceGoPark(gp);
   dropg(mp);
@@ -376,7 +380,9 @@ void execute(G* gp, bool inheritTime) {
   M* mp = getg()->m;
   mp->curg.store(gp, std::memory_order_release);  // sysmon may read gp
   gp->m = mp;
+  executeEnter(mp);  // a goroutine dump may be walking gp's stack
   casgstatus(gp, _Grunnable, _Grunning);
+  executeLeave(mp);
   if (!inheritTime) {
     mp->p->schedtick.fetch_add(1, std::memory_order_relaxed);
   }

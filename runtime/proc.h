@@ -40,7 +40,7 @@ void usleepOnG0(std::uint32_t usec);  // on a goroutine: usleep on g0  // Window
 struct goexitUnwind {};
 
 // --- proc.cc: goroutines ---
-G* newproc1(internal::Func fn, G* callergp);
+G* newproc1(internal::Func fn, G* callergp, const void* gopc = nullptr);
 void gopark(bool (*unlockf)(G*, void*), void* lock, waitReason reason);
 void goparkunlock(mutex* l, waitReason reason) ABSL_UNLOCK_FUNCTION(l);
 void goready(G* gp);

@@ -122,7 +122,9 @@ struct G {
   void* raceFiber = nullptr;      // ThreadSanitizer's fiber (race.h)
   void* asanFakeStack = nullptr;  // AddressSanitizer's switch state
   M* lockedm = nullptr;  // the M this G is wired to (LockOSThread)
-  const void* gopc = nullptr;  // return address of the Go call that made it
+  // Return address of the Go call that made it (atomic: a dump reads it
+  // while the G may be recycled).
+  std::atomic<const void*> gopc{nullptr};
   std::int64_t waitsince = 0;  // coarse time it parked (traceback.cc)
 };
 
