@@ -18,6 +18,7 @@
 // source file and line, from the executable's and libraries' debug
 // information; without it, dladdr's dynamic symbols only.
 #include <dlfcn.h>
+#include <pthread.h>
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>
@@ -257,9 +258,30 @@ int symbolize(std::uintptr_t pc, Symbol* out, int max) {
   std::lock_guard<std::mutex> l(symMu);
   auto it = cache->find(pc);
   if (it == cache->end()) {
-    Symbol syms[kMax];
-    int n = symbolize1(pc, syms, kMax);
-    it = cache->emplace(pc, std::vector<Symbol>(syms, syms + n)).first;
+    // libdw parses line tables with large arrays on the stack (hundreds of
+    // KiB): more than a goroutine's or an M's stack holds. Miss on a thread
+    // of its own, with room.
+    struct Job {
+      std::uintptr_t pc;
+      Symbol syms[kMax];
+      int n = 0;
+    } job;
+    job.pc = pc;
+    auto run = [](void* arg) -> void* {
+      Job* j = static_cast<Job*>(arg);
+      j->n = symbolize1(j->pc, j->syms, kMax);
+      return nullptr;
+    };
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 16 << 20);
+    pthread_t t;
+    if (pthread_create(&t, &attr, run, &job) == 0) {
+      pthread_join(t, nullptr);
+    }
+    pthread_attr_destroy(&attr);
+    it = cache->emplace(pc, std::vector<Symbol>(job.syms, job.syms + job.n))
+             .first;
   }
   int n = 0;
   for (const Symbol& s : it->second) {
