@@ -58,7 +58,9 @@ std::uint32_t fastrandn(std::uint32_t n);
 void casgstatus(G* gp, std::uint32_t oldval, std::uint32_t newval);
 std::uint32_t readgstatus(G* gp);
 sudog* acquireSudog();
+sudog* acquireSudog(P* pp);  // pp: the calling goroutine's P
 void releaseSudog(sudog* s);
+void releaseSudog(sudog* s, P* pp);
 void allgadd(G* gp);
 void gfput(P* pp, G* gp);
 G* gfget(P* pp);
