@@ -387,7 +387,8 @@ void execute(G* gp, bool inheritTime) {
                std::memory_order_relaxed);
   }
   if (gp->ctx == nullptr) {
-    if (gp->stack.base == nullptr && !stackalloc(&gp->stack, stackSizeSetting)) {
+    if (gp->stack.base == nullptr && !stacktake(mp->p, &gp->stack) &&
+        !stackalloc(&gp->stack, stackSizeSetting)) {
       throw_("out of memory allocating a goroutine stack");
     }
     gostart(gp);

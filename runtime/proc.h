@@ -140,6 +140,7 @@ std::int64_t timeSleepUntil();
 
 // --- stack.cc ---
 bool stackalloc(struct stack* s, std::size_t size);
+bool stacktake(P* pp, struct stack* s);  // a dead G's stack from pp's free list
 void stackfree(struct stack* s);
 void stackfreeall(bool retain);
 

@@ -56,6 +56,10 @@ void stackfree(struct stack* s) {
   if (s->fiber != nullptr) os::fiberDelete(s->fiber);
   *s = {};
 }
+
+// stacktake: a fibre resumes only in its own G's loop, so Windows stacks
+// never change hands.
+bool stacktake(P*, struct stack*) { return false; }
 #else
 // stackalloc mirrors Go's stackalloc: `size` usable bytes, with one guard
 // page below them while guards are affordable.
@@ -89,6 +93,21 @@ bool stackalloc(struct stack* s, std::size_t size) {
 // stackfree mirrors Go's stackfree. Stacks live until Run ends, with their
 // Gs on the free lists; this only forgets the G's claim.
 void stackfree(struct stack* s) { *s = {}; }
+
+// stacktake plays the part of Go's per-P stackcache for a G that is about
+// to run for the first time without a stack (spawned in a burst, so gfget
+// had no dead G to give it): it takes the stack of the dead G at the head of
+// pp's free list, i.e. of the goroutine that exited last on this P, whose
+// top page is resident and hot in the cache, instead of touching a fresh
+// stack. Without it every goroutine of a burst faults in a page of its own.
+// The donor stays on the free list, stackless, for the next burst.
+bool stacktake(P* pp, struct stack* s) {
+  G* donor = pp->gFree;
+  if (donor == nullptr || donor->stack.base == nullptr) return false;
+  *s = donor->stack;
+  donor->stack = {};
+  return true;
+}
 #endif
 
 // stackfreeall returns every slab to the OS when Run ends; with retain, a
