@@ -130,6 +130,7 @@ G* newproc1(internal::Func fn, G* callergp) {
 // gfput mirrors Go's gfput: keep dead Gs with their stacks per P, spilling
 // half to the global list past kGFreeLocalMax.
 void gfput(P* pp, G* gp) {
+  stackcacheput(pp, &gp->stack);  // for the next G that starts stackless
   gp->schedlink = pp->gFree;
   pp->gFree = gp;
   if (++pp->gFreeN < kGFreeLocalMax) return;

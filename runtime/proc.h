@@ -141,6 +141,7 @@ std::int64_t timeSleepUntil();
 // --- stack.cc ---
 bool stackalloc(struct stack* s, std::size_t size);
 bool stacktake(P* pp, struct stack* s);  // a dead G's stack from pp's free list
+void stackcacheput(P* pp, struct stack* s);  // park a dead G's stack on pp
 void stackfree(struct stack* s);
 void stackfreeall(bool retain);
 

@@ -3,9 +3,11 @@
 // Go grows 2 KiB stacks by copying; C++ frames cannot move, so a gort stack
 // is a fixed reservation (256 KiB by default, Options.stack_size to change)
 // that the OS commits page by page as it is touched. Stacks are carved out
-// of slabs of about 16 MiB, one mapping each, and pooled with their Gs
-// (gfput/gfget keep a dead G's stack), so steady-state spawning maps
-// nothing. Slabs go back to the OS when Run ends.
+// of slabs of about 16 MiB, one mapping each, and pooled: a dead G's stack
+// waits in its P's stack cache (or, when that is full, with the G on the
+// free lists) for the next G that starts without one, so steady-state
+// spawning maps nothing and a burst reuses a few hot stacks. Slabs go back
+// to the OS when Run ends.
 //
 // The first kGuardedStacks stacks get an inaccessible guard page below them.
 // Each guard splits its slab's mapping, and the kernel allows a process
@@ -57,9 +59,10 @@ void stackfree(struct stack* s) {
   *s = {};
 }
 
-// stacktake: a fibre resumes only in its own G's loop, so Windows stacks
-// never change hands.
+// stacktake and stackcacheput: a fibre resumes only in its own G's loop,
+// so Windows stacks never change hands.
 bool stacktake(P*, struct stack*) { return false; }
+void stackcacheput(P*, struct stack*) {}
 #else
 // stackalloc mirrors Go's stackalloc: `size` usable bytes, with one guard
 // page below them while guards are affordable.
@@ -94,14 +97,28 @@ bool stackalloc(struct stack* s, std::size_t size) {
 // Gs on the free lists; this only forgets the G's claim.
 void stackfree(struct stack* s) { *s = {}; }
 
-// stacktake plays the part of Go's per-P stackcache for a G that is about
-// to run for the first time without a stack (spawned in a burst, so gfget
-// had no dead G to give it): it takes the stack of the dead G at the head of
-// pp's free list, i.e. of the goroutine that exited last on this P, whose
-// top page is resident and hot in the cache, instead of touching a fresh
-// stack. Without it every goroutine of a burst faults in a page of its own.
-// The donor stays on the free list, stackless, for the next burst.
+// stackcacheput plays the part of Go's per-P stackcache: a dead G's stack
+// waits in pp's cache, while there is room, for the next G that starts
+// without one, rather than riding with the G into newproc1 and idling on a
+// goroutine that has not started (Skynet's wide levels, bursts).
+void stackcacheput(P* pp, struct stack* s) {
+  if (s->base == nullptr || pp->nstackcache == kStackCacheSize) return;
+  pp->stackcache[pp->nstackcache++] = *s;
+  *s = {};
+}
+
+// stacktake finds a stack for a G that is about to run for the first time
+// without one: from pp's cache, else the stack of the dead G at the head of
+// pp's free list (the goroutine that exited last on this P, its top page
+// resident and hot in the cache), instead of touching a fresh stack. Without
+// it every goroutine of a burst faults in a page of its own. A donor stays
+// on the free list, stackless.
 bool stacktake(P* pp, struct stack* s) {
+  if (pp->nstackcache > 0) {
+    *s = pp->stackcache[--pp->nstackcache];
+    pp->stackcache[pp->nstackcache] = {};
+    return true;
+  }
   G* donor = pp->gFree;
   if (donor == nullptr || donor->stack.base == nullptr) return false;
   *s = donor->stack;
