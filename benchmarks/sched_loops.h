@@ -24,7 +24,9 @@
 #ifndef GORT_BENCHMARKS_SCHED_LOOPS_H_
 #define GORT_BENCHMARKS_SCHED_LOOPS_H_
 
+#if !defined(_WIN32)
 #include <unistd.h>
+#endif
 
 #include <array>
 #include <cstdint>
@@ -203,8 +205,12 @@ inline void FanOut(std::int64_t n) {
   }
 }
 
-// The resident set size of this process in bytes (/proc/self/statm), or -1.
+// The resident set size of this process in bytes (/proc/self/statm), or -1
+// (always on Windows, which has no /proc).
 inline std::int64_t ResidentBytes() {
+#if defined(_WIN32)
+  return -1;
+#else
   std::FILE* f = std::fopen("/proc/self/statm", "re");
   if (f == nullptr) return -1;
   long long size = 0;
@@ -213,6 +219,7 @@ inline std::int64_t ResidentBytes() {
   std::fclose(f);
   if (got != 2) return -1;
   return resident * sysconf(_SC_PAGESIZE);
+#endif
 }
 
 // What ParkGoroutines measured.

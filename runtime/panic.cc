@@ -26,18 +26,20 @@ void printErrInt(std::int64_t v) {
   os::writeErr(buf + i, sizeof(buf) - i);
 }
 
-void sigstackoverflow(void* addr) {
+void sigstackoverflow(void* addr, void* sp) {
   G* gp = getg();
   if (gp == nullptr || gp->m == nullptr || gp == gp->m->g0) return;
   char* lo = static_cast<char*>(gp->stack.base);
+  if (lo == nullptr) return;
   char* a = static_cast<char*>(addr);
-  if (lo == nullptr || a < lo || a >= lo + gp->stack.guard) return;
-  printErr("runtime: goroutine stack exceeds its ");
-  printErrInt(static_cast<std::int64_t>(gp->stack.size - gp->stack.guard));
-  printErr("-byte limit\nfatal error: stack overflow\n\ngoroutine ");
-  printErrInt(gp->goid);
-  printErr(" [running]:\n");
-  os::exit(2);
+  // A fault in the guard page; or, on a stack without one, a broken canary
+  // or a stack pointer below the limit: the goroutine ran off its stack
+  // through the memory below before it hit something unmapped.
+  bool inGuard = a >= lo && a < lo + gp->stack.guard;
+  bool belowLimit =
+      sp != nullptr && gp->stack.canary != nullptr && static_cast<char*>(sp) < lo;
+  if (!inGuard && !belowLimit && stackcanaryok(&gp->stack)) return;
+  stackoverflow(gp);
 }
 
 void minitSignalStack() {

@@ -19,8 +19,9 @@ namespace gort::runtime {
 // crash does, so a debugger, a core dump or a fuzzer's crash handler sees it.
 [[noreturn]] void dieFatal();
 // sigstackoverflow is the fault hook: a fault in the running goroutine's
-// guard page prints "fatal error: stack overflow" and exits with status 2.
-void sigstackoverflow(void* addr);
+// guard page, or while its unguarded stack's canary is broken or its stack
+// pointer sp is below the stack, is a stack overflow (stackoverflow).
+void sigstackoverflow(void* addr, void* sp);
 // minitSignalStack / unminitSignalStack: the M's alternate signal stack
 // (not under sanitizers, which handle faults themselves).
 void minitSignalStack();

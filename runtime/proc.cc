@@ -404,6 +404,7 @@ void schedule() {
     }
     G* gp = next;
     execute(gp, inheritTime);
+    stackcheck(gp);  // every switch back to g0, exits included
     G* (*fn)(G*) = mp->mcallfn;
     mp->mcallfn = nullptr;
     next = fn(gp);

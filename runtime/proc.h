@@ -140,6 +140,9 @@ std::int64_t timeSleepUntil();
 bool stackalloc(os::Stack* s, std::size_t size);
 void stackfree(os::Stack* s);
 void stackfreeall(bool retain);
+bool stackcanaryok(const os::Stack* s);  // no canary, or it is intact
+void stackcheck(G* gp);  // g0, after gp switched out: fatal if it overflowed
+[[noreturn]] void stackoverflow(G* gp);  // "fatal error: stack overflow", exit 2
 
 }  // namespace gort::runtime
 

@@ -28,7 +28,9 @@ void mstart(void* arg) {
   mp->tid.store(os::gettid(), std::memory_order_relaxed);
   raceminit(mp);
   minitSignalStack();
-  os::setThreadTimerMode(timerMode);
+  if (!os::setThreadTimerMode(timerMode)) {
+    sched.timerModeFailed.store(true, std::memory_order_relaxed);
+  }
   mp->fastrand[0] = static_cast<std::uint32_t>(mp->id * 0x9e3779b9u + 1);
   mp->fastrand[1] = static_cast<std::uint32_t>(os::nanotime());
   try {

@@ -32,7 +32,10 @@ namespace {
 
 constexpr std::size_t kDefaultStackSize = 256 * 1024;
 constexpr std::size_t kMinStackSize = 16 * 1024;
-constexpr std::size_t kMaxStackSize = std::size_t{1} << 30;
+// Go's maxstacksize: 1 GB on 64-bit targets, 250 MB on 32-bit ones, where
+// a few 1 GiB stacks would not fit the address space.
+constexpr std::size_t kMaxStackSize =
+    sizeof(void*) >= 8 ? std::size_t{1} << 30 : std::size_t{1} << 28;
 
 std::atomic<bool> runActive{false};
 // Ms (and their Gs) left in syscalls by earlier Runs: kept reachable.
@@ -130,6 +133,7 @@ void resetSched() ABSL_NO_THREAD_SAFETY_ANALYSIS {
   sched.handoffs.store(0);
   sched.preemptRequests.store(0);
   sched.sysmonWakes.store(0);
+  sched.timerModeFailed.store(false);
   sched.blockWarnings.store(0);
   sched.ngoroutines.store(0);
   gomaxprocs.store(0);
@@ -362,8 +366,11 @@ Stats ReadStats() ABSL_NO_THREAD_SAFETY_ANALYSIS {
   s.preempt_requests = sched.preemptRequests.load();
   s.sysmon_wakes = sched.sysmonWakes.load();
   s.block_warnings = sched.blockWarnings.load();
-  s.usleep = timerMode == os::TimerMode::kHighRes ? UsleepMode::kHighRes
-                                                  : UsleepMode::kLowRes;
+  // What the runtime's threads got, not what was asked: one M whose OS
+  // refused the high-resolution mode makes the Run low resolution.
+  bool high = timerMode == os::TimerMode::kHighRes &&
+              !sched.timerModeFailed.load(std::memory_order_relaxed);
+  s.usleep = high ? UsleepMode::kHighRes : UsleepMode::kLowRes;
   return s;
 }
 

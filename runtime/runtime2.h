@@ -254,6 +254,8 @@ struct schedt {
   std::atomic<std::int64_t> handoffs{0};
   std::atomic<std::int64_t> preemptRequests{0};
   std::atomic<std::int64_t> sysmonWakes{0};
+  // An M could not apply the Run's usleep mode (setThreadTimerMode failed).
+  std::atomic<bool> timerModeFailed{false};
   std::atomic<std::int64_t> blockWarnings{0};
   std::atomic<std::int32_t> ngoroutines{0};
 };

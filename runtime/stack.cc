@@ -9,6 +9,8 @@
 // Gs (gfput/gfget keep a dead G's stack), so steady-state spawning allocates
 // nothing; they go back to the OS when Run ends.
 #include "os/context.h"
+#include "os/os.h"
+#include "panic.h"
 #include "proc.h"
 
 namespace gort::runtime {
@@ -17,6 +19,27 @@ namespace gort::runtime {
 // which goroutine contexts start at gentry.
 bool stackalloc(os::Stack* s, std::size_t size) {
   return os::stackAlloc(s, size, gentry);
+}
+
+// stackcanaryok reports whether s's canary, if it has one, is intact.
+bool stackcanaryok(const os::Stack* s) { return os::stackIntact(s); }
+
+// stackoverflow prints Go's stack overflow report for gp and exits with
+// status 2 (Go's newstack, when a stack would grow past its maximum).
+void stackoverflow(G* gp) {
+  printErr("runtime: goroutine stack exceeds its ");
+  printErrInt(static_cast<std::int64_t>(gp->stack.size - gp->stack.guard));
+  printErr("-byte limit\nfatal error: stack overflow\n\ngoroutine ");
+  printErrInt(gp->goid);
+  printErr(" [running]:\n");
+  os::exit(2);
+}
+
+// stackcheck runs on g0 after every switch back from gp: an unguarded
+// stack whose canary was written has overflowed (Go checks the stack bound
+// in each function's prologue instead; C++ frames cannot).
+void stackcheck(G* gp) {
+  if (!stackcanaryok(&gp->stack)) stackoverflow(gp);
 }
 
 // stackfree mirrors Go's stackfree: s's G is being freed.

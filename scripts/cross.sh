@@ -189,7 +189,7 @@ run_linux() {
   local t1 out rc
   t1=$(now)
   out=$dir/ctest.log
-  ctest --test-dir "$dir" -j "$jobs" --timeout 300 --output-on-failure \
+  ctest --test-dir "$dir" -j "$jobs" --timeout 300 --output-on-failure --no-tests=error \
     >"$out" 2>&1
   rc=$?
   # ctest's closing lines, and the failures if any.

@@ -281,7 +281,7 @@ run_target() {
     cat "$out"
   else
     out=$dir/ctest.log
-    ctest --test-dir "$dir" -j "$jobs" --timeout 300 --output-on-failure \
+    ctest --test-dir "$dir" -j "$jobs" --timeout 300 --output-on-failure --no-tests=error \
       >"$out" 2>&1
     rc=$?
     sed -n '/tests passed/,$p' "$out"

@@ -209,20 +209,51 @@ TEST_F(FatalDeathTest, TinyStackSizeWarnsAndGoroutinesRun) {
       "gort: Options.stack_size=1 is too small; using 16384");
 }
 
-// 64-bit targets only: the sizes below do not fit in a 32-bit size_t.
+// The size cases run on every target with values of the target's width:
+// SIZE_MAX (which a 32-bit size_t holds, and where 32-bit arithmetic
+// overflows) everywhere, and values beyond 32 bits only where size_t has
+// them.
 constexpr bool k64Bit = sizeof(std::size_t) >= 8;
+constexpr std::size_t kSizeMax = std::numeric_limits<std::size_t>::max();
+// Go's maxAlloc: the most bytes one allocation may ask for (1 TiB on 64-bit
+// targets, 2 GiB on 32-bit ones).
+constexpr std::size_t kMaxAlloc =
+    k64Bit ? static_cast<std::size_t>(std::uint64_t{1} << 40) : kSizeMax >> 1;
 
-TEST_F(FatalDeathTest, HugeStackSizeWarnsAndGoroutinesRun) {
-  if (!k64Bit) GTEST_SKIP() << "1 << 40 does not fit in size_t";
+// The largest stack Options.stack_size may ask for: 1 GiB, 256 MiB on
+// 32-bit targets (Go's maxstacksize is 1 GB and 250 MB).
+constexpr std::size_t kMaxStack = k64Bit ? std::size_t{1} << 30
+                                         : std::size_t{1} << 28;
+
+// Runs two goroutines (two stacks of the capped size, which a 32-bit
+// address space holds) with Options.stack_size = size; the warning names
+// size and the cap.
+void ExpectStackSizeCapped(std::size_t size) {
   EXPECT_EXIT(
       {
         gort::Options options = Procs(2);
-        options.stack_size = std::uint64_t{1} << 40;
-        RunTrafficAndExit(options);
+        options.stack_size = size;
+        int got = 0;
+        RunGuarded(
+            [&got] {
+              auto c = gort::MakeChan<int>();
+              gort::Go([c] { c.Send(42); });
+              got = c.Recv();
+            },
+            options);
+        std::_Exit(got == 42 ? 0 : 1);
       },
       ::testing::ExitedWithCode(0),
-      "gort: Options.stack_size=1099511627776 is too large; using "
-      "1073741824");
+      "gort: Options.stack_size=" + std::to_string(size) +
+          " is too large; using " + std::to_string(kMaxStack));
+}
+
+TEST_F(FatalDeathTest, HugeStackSizeWarnsAndGoroutinesRun) {
+  ExpectStackSizeCapped(kSizeMax);
+  ExpectStackSizeCapped(kSizeMax / 2 + 1);
+  if (k64Bit) {
+    ExpectStackSizeCapped(static_cast<std::size_t>(std::uint64_t{1} << 40));
+  }
 }
 
 TEST_F(FatalDeathTest, AbsurdMaxprocsOptionIsCappedWithAWarning) {
@@ -252,16 +283,40 @@ void ExpectMakechanOutOfRange(std::size_t cap) {
   }
 }
 
+// Capacities MakeChan refuses on this target, whatever its width.
+template <class F>
+void ForEachHugeCapacity(F check) {
+  check(kSizeMax, sizeof(int), "SIZE_MAX ints");
+  check(kMaxAlloc / sizeof(int) + 1, sizeof(int), "maxAlloc + 1 bytes of ints");
+  check(std::size_t{0xffffffff}, sizeof(Big), "2^32 - 1 Bigs");
+  check(kMaxAlloc / sizeof(Big) + 1, sizeof(Big), "maxAlloc + 1 bytes of Bigs");
+  if (k64Bit) {
+    // More elements than a channel counts (Go's hchan holds a uint).
+    check(static_cast<std::size_t>(std::uint64_t{1} << 32), sizeof(int),
+          "2^32 ints");
+    check(static_cast<std::size_t>(std::uint64_t{1} << 40), sizeof(int),
+          "2^40 ints");
+  }
+}
+
+void ExpectHugeCapacitiesOutOfRange() {
+  int n = 0;
+  ForEachHugeCapacity([&n](std::size_t cap, std::size_t elem, const char*) {
+    if (elem == sizeof(int)) {
+      ExpectMakechanOutOfRange<int>(cap);
+    } else {
+      ExpectMakechanOutOfRange<Big>(cap);
+    }
+    ++n;
+  });
+  EXPECT_EQ(n, k64Bit ? 6 : 4);
+}
+
 TEST(MakechanTest, HugeCapacityPanicsInsideRun) {
-  if (!k64Bit) GTEST_SKIP() << "1 << 40 does not fit in size_t";
   int checked = 0;
   RunGuarded(
       [&] {
-        ExpectMakechanOutOfRange<int>(std::numeric_limits<std::size_t>::max());
-        ExpectMakechanOutOfRange<int>(std::uint64_t{1} << 40);
-        ExpectMakechanOutOfRange<int>(std::uint64_t{1} << 32);
-        // Fits in 32 bits but is more than 1 TiB of elements.
-        ExpectMakechanOutOfRange<Big>(std::size_t{0xffffffff});
+        ExpectHugeCapacitiesOutOfRange();
         // The runtime still works.
         auto c = gort::MakeChan<int>(1);
         gort::Go([c] { c.Send(42); });
@@ -272,9 +327,7 @@ TEST(MakechanTest, HugeCapacityPanicsInsideRun) {
 }
 
 TEST(MakechanTest, HugeCapacityPanicsOutsideRun) {
-  if (!k64Bit) GTEST_SKIP() << "1 << 40 does not fit in size_t";
-  ExpectMakechanOutOfRange<int>(std::numeric_limits<std::size_t>::max());
-  ExpectMakechanOutOfRange<int>(std::uint64_t{1} << 40);
+  ExpectHugeCapacitiesOutOfRange();
 }
 
 }  // namespace

@@ -1230,3 +1230,78 @@ TEST_F(PanicDeathTest, StackOverflowIsAFatalError) {
 }
 
 }  // namespace
+
+namespace {
+
+// Beyond the guard pages: a Run keeps kHeld goroutines alive (parked on a
+// channel, so their stacks stay in use) and then starts one more, the
+// kHeld + 1st, which runs `overflow`. The kernel's default vm.max_map_count
+// (65 530) affords about 24 000 guard pages, so with the default limit that
+// goroutine's stack has none and only its canary can catch the overflow
+// (with a raised limit it has a guard page, which catches it too). Goroutine
+// ids are sequential with one P: main is 1, the last one kHeld + 2.
+template <class F>
+void RunWithLastOfManyGoroutines(int held, F overflow) {
+  gort::Options options = Procs(1);
+  options.stack_size = 16 * 1024;  // 40 000 stacks fit 32-bit targets too
+  RunGuarded(
+      [held, overflow] {
+        auto hold = gort::MakeChan<int>();
+        gort::WaitGroup started;
+        started.Add(held);
+        for (int i = 0; i < held; i++) {
+          gort::Go([hold, &started] {
+            started.Done();
+            hold.Recv();
+          });
+        }
+        started.Wait();
+        gort::Go(overflow);
+        SleepUntilKilled();
+      },
+      options);
+}
+
+std::string OverflowReport(int held) {
+  return "fatal error: stack overflow\\s+goroutine " +
+         std::to_string(held + 2) + " \\[running\\]:";
+}
+
+// The 40 000th goroutine recurses without end: it runs through the stacks
+// below its own until it faults, and the fault is reported as its stack
+// overflow (its stack pointer is below its limit), not as a crash.
+TEST_F(PanicDeathTest, StackOverflowOfThe40000thGoroutineIsAFatalError) {
+  if (kSanitized) GTEST_SKIP() << "the sanitizers report stack overflows";
+  if (gort_test::UnderWine() && sizeof(void*) == 4) {
+    GTEST_SKIP() << "40 000 fibre stacks do not fit in Wine's 32-bit address "
+                    "space (see HundredThousandTest)";
+  }
+  const int held = gort_test::Scaled(40000) - 1;
+  EXPECT_EXIT(RunWithLastOfManyGoroutines(
+                  held, [] { std::printf("%d\n", Recurse(1 << 20)); }),
+              ::testing::ExitedWithCode(2), OverflowReport(held));
+}
+
+// The 40 000th goroutine goes a few KiB past its limit and comes back
+// without faulting; its next switch (a Gosched) finds the canary broken.
+TEST_F(PanicDeathTest, StackOverflowThatReturnsIsFatalAtTheNextSwitch) {
+  if (kSanitized) GTEST_SKIP() << "the sanitizers report stack overflows";
+#if defined(_WIN32)
+  GTEST_SKIP() << "Windows fibres reserve more than asked, and every one has "
+                  "a guard page: no canary to test";
+#endif
+  const int held = gort_test::Scaled(40000) - 1;
+  // 16 KiB asked, a page more usable without a guard page; 512-byte frames.
+  constexpr int kDepth = (16 * 1024 + 4096) / 512 + 10;
+  EXPECT_EXIT(RunWithLastOfManyGoroutines(held,
+                                          [] {
+                                            std::printf("%d\n", Recurse(kDepth));
+                                            gort::Gosched();
+                                            std::fprintf(stderr,
+                                                         "test: not caught\n");
+                                            std::_Exit(5);
+                                          }),
+              ::testing::ExitedWithCode(2), OverflowReport(held));
+}
+
+}  // namespace

@@ -5,7 +5,8 @@
 //
 // Rules these tests keep:
 //  * No result depends on timing. Statistical checks use bounds whose failure
-//    probability is astronomically small (see each test).
+//    probability is at most one in a million (Go's fairness bound, see
+//    ExpectFairShare) or astronomically small (see each test).
 //  * State that a goroutine may still reference when Run returns lives in the
 //    test body, outside Run.
 //  * Nothing parks inside a catch block, and SCOPED_TRACE is not used inside
@@ -17,6 +18,7 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstdint>
 #include <cstdio>
@@ -472,14 +474,26 @@ TEST_P(SelectProcsTest, DuplicateChannelWaiterUnlinksCleanly) {
 }
 
 // ---------------------------------------------------------------------------
-// Uniform choice. With n trials between two always-ready cases, the count of
-// either is Binomial(n, 1/2). Hoeffding's inequality bounds the chance that
-// it falls to n/2 - t or below by exp(-2 t^2 / n): for n = 10000 and a floor
-// of 3000 (t = 2000) that is exp(-800), about 1e-347, so these checks never
-// flake, yet any fixed or strongly biased order fails them.
+// Uniform choice, at the bound of Go's TestSelectFairness: with n trials
+// among k always-ready cases, each case's share of the choices must lie
+// within 4.891676 standard deviations (sqrt(p (1 - p) / n), p = 1/k) of 1/k,
+// the two-sided six-nines confidence interval: a fair select fails one
+// check in a million, and a bias of a few percent (55/45 at n = 10000)
+// fails it.
 
 constexpr int kFairTrials = 10000;
-constexpr int kFairFloor = 3000;
+constexpr double kFairZ = 4.891676;  // Go's chan_test.go
+
+// ExpectFairShare checks that `count` of n trials went to one of k equally
+// likely cases, within Go's bound.
+void ExpectFairShare(int count, int n, int k, const std::string& what) {
+  const double p = 1.0 / k;
+  const double share = static_cast<double>(count) / n;
+  const double bound = kFairZ * std::sqrt(p * (1 - p) / n);
+  EXPECT_LE(std::abs(share - p), bound)
+      << what << ": " << count << " of " << n << " trials, expected share "
+      << p << " +- " << bound;
+}
 
 TEST_F(SelectTest, FairAmongReadyReceives) {
   gort::Run([] {
@@ -504,8 +518,8 @@ TEST_F(SelectTest, FairAmongReadyReceives) {
     }
     EXPECT_EQ(by_index[0], 0);
     EXPECT_EQ(by_index[1], 0);
-    EXPECT_GE(by_index[2], kFairFloor);
-    EXPECT_GE(by_index[3], kFairFloor);
+    ExpectFairShare(by_index[2], kFairTrials, 2, "case 2");
+    ExpectFairShare(by_index[3], kFairTrials, 2, "case 3");
     EXPECT_EQ(mismatched, 0);
     EXPECT_EQ(c1.Len() + c2.Len(), static_cast<std::size_t>(kFairTrials + 2));
   });
@@ -521,8 +535,8 @@ TEST_F(SelectTest, FairAmongReadySends) {
       ASSERT_TRUE(chosen == 0 || chosen == 1) << chosen;
       ++by_index[chosen];
     }
-    EXPECT_GE(by_index[0], kFairFloor);
-    EXPECT_GE(by_index[1], kFairFloor);
+    ExpectFairShare(by_index[0], kFairTrials, 2, "send case 0");
+    ExpectFairShare(by_index[1], kFairTrials, 2, "send case 1");
     EXPECT_EQ(c1.Len(), static_cast<std::size_t>(by_index[0]));
     EXPECT_EQ(c2.Len(), static_cast<std::size_t>(by_index[1]));
   });
@@ -539,10 +553,58 @@ TEST_F(SelectTest, FairBetweenReadySendAndReceive) {
       ASSERT_TRUE(chosen == 0 || chosen == 1) << chosen;
       ++by_index[chosen];
     }
-    EXPECT_GE(by_index[0], kFairFloor);
-    EXPECT_GE(by_index[1], kFairFloor);
+    ExpectFairShare(by_index[0], kFairTrials, 2, "receive case");
+    ExpectFairShare(by_index[1], kFairTrials, 2, "send case");
     EXPECT_EQ(in.Len(), static_cast<std::size_t>(kFairTrials - by_index[0]));
     EXPECT_EQ(out.Len(), static_cast<std::size_t>(by_index[1]));
+  });
+}
+
+// The poll order is a uniformly random permutation of the cases, not just a
+// random first case: with ready cases separated by cases that are never
+// ready, a select takes the first ready case of the order, and only a
+// uniform permutation makes that uniform too (a random rotation of the case
+// list, say, favours a ready case that follows never-ready ones; a
+// single-cycle shuffle never leaves a case where it was). Each pattern marks
+// which of 5 cases are ready.
+TEST_F(SelectTest, RandomCaseOrderIsAUniformPermutation) {
+  const std::vector<std::vector<bool>> patterns = {
+      {true, false, false, false, true},
+      {false, true, true, false, false},
+      {true, false, true, true, false},
+      {true, true, true, true, true},
+  };
+  gort::Run([&] {
+    for (const std::vector<bool>& ready : patterns) {
+      std::vector<gort::Chan<int>> chans;
+      int k = 0;
+      for (bool r : ready) {
+        chans.push_back(gort::MakeChan<int>(kFairTrials + 1));
+        if (r) {
+          ++k;
+          for (int i = 0; i < kFairTrials + 1; ++i) chans.back().Send(1);
+        }
+      }
+      std::array<int, 5> by_index = {};
+      for (int i = 0; i < kFairTrials; ++i) {
+        int chosen = gort::Select(
+            gort::RecvCase(chans[0]), gort::RecvCase(chans[1]),
+            gort::RecvCase(chans[2]), gort::RecvCase(chans[3]),
+            gort::RecvCase(chans[4]));
+        ASSERT_TRUE(chosen >= 0 && chosen < 5) << chosen;
+        ++by_index[chosen];
+      }
+      std::string name;
+      for (bool r : ready) name += r ? 'R' : '.';
+      for (int c = 0; c < 5; ++c) {
+        if (ready[c]) {
+          ExpectFairShare(by_index[c], kFairTrials, k,
+                          name + " case " + std::to_string(c));
+        } else {
+          EXPECT_EQ(by_index[c], 0) << name << " case " << c;
+        }
+      }
+    }
   });
 }
 
@@ -586,8 +648,8 @@ TEST_P(SelectProcsTest, FairThroughAGoroutine) {
           }
         }
         EXPECT_EQ(other, 0);
-        EXPECT_GE(cnt1, kFairFloor);
-        EXPECT_GE(cnt2, kFairFloor);
+        ExpectFairShare(cnt1, kFairTrials, 2, "c1");
+        EXPECT_EQ(cnt1 + cnt2, kFairTrials);
         done.Close();
         exited.Recv();
       },

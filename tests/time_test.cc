@@ -132,6 +132,41 @@ TEST_F(TimeTest, AfterWithLongDurationHasNotFired) {
   });
 }
 
+// The timer heap yields the earliest timer first: with timers an hour away
+// pending on the same P, short sleeps still end. The wait for them is
+// bounded on the clock, not on a timer, so a heap that keeps the latest
+// timer on top fails here by name instead of hanging.
+TEST_P(TimeProcsTest, ShortTimersFireWhileLongOnesArePending) {
+  int woke = 0;
+  gort::Run(
+      [&] {
+        std::vector<gort::Chan<std::int64_t>> pending;
+        for (int i = 0; i < 4; i++) {
+          pending.push_back(gort::After(std::chrono::hours(1 + i)));
+        }
+        constexpr int kSleepers = 8;
+        auto done = gort::MakeChan<int>(kSleepers);
+        for (int i = 0; i < kSleepers; i++) {
+          gort::Go([done, i] {
+            gort::Sleep(std::chrono::milliseconds(1 + i));
+            done.Send(i);
+          });
+        }
+        const std::int64_t deadline = gort_test::DeadlineFromNow();
+        while (woke < kSleepers && gort::Nanotime() < deadline) {
+          int v = 0;
+          if (gort::Select(gort::RecvCase(done, &v), gort::DefaultCase()) == 0) {
+            ++woke;
+          } else {
+            gort::Gosched();
+          }
+        }
+        for (auto& c : pending) EXPECT_EQ(c.Len(), 0u);
+      },
+      Opts());
+  EXPECT_EQ(woke, 8) << "sleepers still asleep while later timers pend";
+}
+
 // Timer channels dropped before or after they fire cause no trouble, and
 // timers made afterwards still work.
 TEST_P(TimeProcsTest, DroppedTimerChannelsAreHarmless) {

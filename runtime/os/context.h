@@ -14,6 +14,7 @@
 #define GORT_RUNTIME_OS_CONTEXT_H_
 
 #include <cstddef>
+#include <cstdint>
 
 namespace gort::os {
 
@@ -33,11 +34,17 @@ struct Stack {
   std::size_t guard = 0;
   Context owner = nullptr;  // a backend whose stacks come with their own
                             // context (fibres) keeps it here
+  // A stack without a guard page: the words just below its limit, which
+  // stackIntact checks (nullptr when the stack has a guard).
+  std::uintptr_t* canary = nullptr;
 };
 
 // stackAlloc: gives *s a stack with `size` usable bytes, on which contexts
 // will start at entry; false when out of memory (Go's stackalloc, OS part).
 bool stackAlloc(Stack* s, std::size_t size, ContextEntry entry);
+// stackIntact: false if s has a canary and something wrote over it (the
+// goroutine ran below its stack); true for guarded stacks.
+bool stackIntact(const Stack* s);
 // stackFree: *s's goroutine is gone for good; forgets the stack (the backend
 // may keep its memory until stackFreeAll). Go's stackfree, OS part.
 void stackFree(Stack* s);

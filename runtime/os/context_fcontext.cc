@@ -15,10 +15,19 @@
 // (gfput/gfget keep a dead G's stack), so steady-state spawning maps
 // nothing. Slabs go back to the OS when Run ends.
 //
-// The first kGuardedStacks stacks get an inaccessible guard page below them.
-// Each guard splits its slab's mapping, and the kernel allows a process
-// only about 65 000 mappings (vm.max_map_count), so later stacks go without
-// one: that is what lets a million goroutines start.
+// Stacks get an inaccessible guard page below them while the kernel's
+// mapping limit allows: each guard splits its slab's mapping in two, and
+// the kernel allows a process only vm.max_map_count mappings (65 530 by
+// default), so the budget is half of what is left when a Run makes its
+// first stack, less a headroom for everything else. Later stacks go without
+// one (that is what lets a million goroutines start) and get a canary
+// instead: kCanaryBytes of a known pattern just below the stack's limit, at
+// the top of the region below (each stack gives up its top kCanaryBytes to
+// the canary of the stack above, so no page is touched for it that the
+// stack below does not touch anyway). The runtime checks it (stackIntact)
+// whenever the goroutine switches to g0 and on any fault, so an overflow
+// that writes below the limit ends the program with "fatal error: stack
+// overflow" (reliability.md states the exact guarantee).
 #include <sys/mman.h>
 
 #include <boost/context/detail/fcontext.hpp>
@@ -40,7 +49,13 @@ using runtime::unlock;
 namespace {
 
 constexpr std::size_t kSlabBytes = std::size_t{16} << 20;
-constexpr std::size_t kGuardedStacks = 16384;
+// Guards are budgeted from the mappings left, keeping this many (or a
+// quarter of them, if more) for threads, the heap and the program.
+constexpr std::int64_t kMappingHeadroom = 8192;
+// Where the OS sets no mapping limit.
+constexpr std::int64_t kDefaultGuards = 16384;
+constexpr std::size_t kCanaryBytes = 1024;
+constexpr std::size_t kCanaryWords = kCanaryBytes / sizeof(std::uintptr_t);
 
 struct Slab {
   void* base;
@@ -52,6 +67,22 @@ std::vector<Slab> slabs ABSL_GUARDED_BY(stackLock);
 char* slabNext ABSL_GUARDED_BY(stackLock) = nullptr;  // next free stack
 char* slabEnd ABSL_GUARDED_BY(stackLock) = nullptr;
 std::size_t stacksMade ABSL_GUARDED_BY(stackLock) = 0;
+std::int64_t guardBudget ABSL_GUARDED_BY(stackLock) = 0;
+
+// canaryWord: the value of the canary word at p; it depends on the address,
+// so a stack copied or shifted in place does not look intact.
+std::uintptr_t canaryWord(const std::uintptr_t* p) {
+  return static_cast<std::uintptr_t>(0x9e3779b97f4a7c15ULL) ^
+         reinterpret_cast<std::uintptr_t>(p);
+}
+
+// guardsAffordable: how many stacks of this Run may have a guard page.
+std::int64_t guardsAffordable() {
+  std::int64_t left = mappingsLeft();
+  if (left < 0) return kDefaultGuards;
+  std::int64_t keep = left / 4 > kMappingHeadroom ? left / 4 : kMappingHeadroom;
+  return left > keep ? (left - keep) / 2 : 0;
+}
 
 // The runtime's goroutine entry (always the same function), from stackAlloc.
 std::atomic<ContextEntry> entryFn{nullptr};
@@ -83,33 +114,53 @@ void trampoline(ctx::transfer_t t) {
 }  // namespace
 
 // stackAlloc: `size` usable bytes, with one guard page below them while
-// guards are affordable.
+// guards are affordable, else a canary.
 bool stackAlloc(Stack* s, std::size_t size, ContextEntry entry) {
   entryFn.store(entry, std::memory_order_relaxed);
   std::size_t page = physPageSize();
   std::size_t each = size + page;  // room for a guard page either way
   lock(&stackLock);
+  if (stacksMade == 0) guardBudget = guardsAffordable();  // once per Run
   if (slabNext == nullptr || slabEnd - slabNext < static_cast<long>(each)) {
-    std::size_t n = kSlabBytes / each;
+    // A leading page holds the canary of the slab's first stack.
+    std::size_t n = (kSlabBytes - page) / each;
     if (n == 0) n = 1;
-    void* base = sysAllocStack(n * each);
+    std::size_t bytes = page + n * each;
+    void* base = sysAllocStack(bytes);
     if (base == nullptr) {
       unlock(&stackLock);
       return false;
     }
-    slabs.push_back(Slab{base, n * each});
-    slabNext = static_cast<char*>(base);
-    slabEnd = slabNext + n * each;
+    slabs.push_back(Slab{base, bytes});
+    slabNext = static_cast<char*>(base) + page;
+    slabEnd = static_cast<char*>(base) + bytes;
   }
   char* lo = slabNext;
   slabNext += each;
-  bool guarded = stacksMade++ < kGuardedStacks;
+  bool guarded = static_cast<std::int64_t>(stacksMade++) < guardBudget;
   unlock(&stackLock);
-  if (guarded) sysGuard(lo, page);
+  *s = {};
   s->base = lo;
-  s->size = each;
-  s->guard = page;  // unguarded stacks still leave the page unused
+  s->size = each - kCanaryBytes;  // the top is the next stack's canary
+  if (guarded && sysGuard(lo, page)) {
+    s->guard = page;
+    return true;
+  }
+  // No guard: the page below the stack is usable too, and the canary sits
+  // right under it, in the top of the region below.
+  s->canary = reinterpret_cast<std::uintptr_t*>(lo - kCanaryBytes);
+  for (std::size_t i = 0; i < kCanaryWords; i++) {
+    s->canary[i] = canaryWord(s->canary + i);
+  }
   return true;
+}
+
+bool stackIntact(const Stack* s) {
+  const std::uintptr_t* c = s->canary;
+  if (c == nullptr) return true;
+  std::uintptr_t bad = 0;
+  for (std::size_t i = 0; i < kCanaryWords; i++) bad |= c[i] ^ canaryWord(c + i);
+  return bad == 0;
 }
 
 // stackFree: stacks live until Run ends, with their Gs on the free lists;
@@ -130,6 +181,7 @@ void stackFreeAll(bool retain) {
   slabs.clear();
   slabNext = slabEnd = nullptr;
   stacksMade = 0;
+  guardBudget = 0;
   unlock(&stackLock);
 }
 

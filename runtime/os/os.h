@@ -61,11 +61,17 @@ void mdestroy();
 // Goroutine stacks and the contexts on them: runtime/os/context.h.
 // physPageSize: the OS page size.
 std::size_t physPageSize();
+// mappingsLeft: how many more memory mappings the process may make before
+// the kernel refuses (Linux: vm.max_map_count minus the lines of
+// /proc/self/maps); -1 where the OS sets no such limit.
+std::int64_t mappingsLeft();
 
-// installFaultHandler: on SIGSEGV/SIGBUS, calls onFault(address) on the
-// thread's signal stack; if it returns, the fault is not the runtime's and
-// takes its default action (Go's sighandler, for the one case gort needs).
-void installFaultHandler(void (*onFault)(void* addr));
+// installFaultHandler: on SIGSEGV/SIGBUS, calls onFault(address, sp) on the
+// thread's signal stack, sp being the faulting thread's stack pointer
+// (nullptr where the OS layer cannot tell); if it returns, the fault is not
+// the runtime's and takes its default action (Go's sighandler, for the one
+// case gort needs).
+void installFaultHandler(void (*onFault)(void* addr, void* sp));
 // minitSignalStack / unminitSignalStack: give the calling thread an
 // alternate signal stack, so a fault on a full goroutine stack can still be
 // handled (Go's minitSignalStack).

@@ -13,6 +13,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -144,18 +145,74 @@ std::size_t physPageSize() {
 }
 
 namespace {
-void (*faultHook)(void* addr) = nullptr;
+// countLines counts the lines of a /proc file without allocating; -1 if it
+// cannot be read.
+std::int64_t countLines(const char* path) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  char buf[4096];
+  std::int64_t lines = 0;
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    for (ssize_t i = 0; i < n; i++) lines += buf[i] == '\n';
+  }
+  close(fd);
+  return lines;
+}
+}  // namespace
+
+// mappingsLeft: vm.max_map_count (65530 if unreadable, the kernel's
+// default) minus the mappings the process has now.
+std::int64_t mappingsLeft() {
+  std::int64_t max = 65530;
+  int fd = open("/proc/sys/vm/max_map_count", O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    char buf[32];
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n > 0) {
+      buf[n] = '\0';
+      long long v = strtoll(buf, nullptr, 10);
+      if (v > 0) max = v;
+    }
+  }
+  std::int64_t used = countLines("/proc/self/maps");
+  if (used < 0) used = 0;
+  return max > used ? max - used : 0;
+}
+
+namespace {
+void (*faultHook)(void* addr, void* sp) = nullptr;
 thread_local void* sigstack = nullptr;
 constexpr std::size_t kSigStackSize = 64 * 1024;
 
-void faultHandler(int sig, siginfo_t* info, void*) {
-  if (faultHook != nullptr) faultHook(info->si_addr);
+// faultSP: the stack pointer of the interrupted thread, from its context.
+void* faultSP(void* uc) {
+  const mcontext_t& mc = static_cast<ucontext_t*>(uc)->uc_mcontext;
+#if defined(__x86_64__)
+  return reinterpret_cast<void*>(mc.gregs[REG_RSP]);
+#elif defined(__i386__)
+  return reinterpret_cast<void*>(mc.gregs[REG_ESP]);
+#elif defined(__aarch64__)
+  return reinterpret_cast<void*>(mc.sp);
+#elif defined(__arm__)
+  return reinterpret_cast<void*>(mc.arm_sp);
+#else
+  (void)mc;
+  return nullptr;
+#endif
+}
+
+void faultHandler(int sig, siginfo_t* info, void* uc) {
+  if (faultHook != nullptr) faultHook(info->si_addr, faultSP(uc));
   // Not ours: let the default action happen when the instruction re-faults.
   signal(sig, SIG_DFL);
 }
 }  // namespace
 
-void installFaultHandler(void (*onFault)(void* addr)) {
+void installFaultHandler(void (*onFault)(void* addr, void* sp)) {
   faultHook = onFault;
   struct sigaction sa = {};
   sa.sa_sigaction = faultHandler;

@@ -335,8 +335,11 @@ std::size_t physPageSize() {
   return si.dwPageSize;
 }
 
+// Windows has no per-process mapping limit; fibres keep their own guards.
+std::int64_t mappingsLeft() { return -1; }
+
 namespace {
-void (*faultHook)(void* addr) = nullptr;
+void (*faultHook)(void* addr, void* sp) = nullptr;
 
 // faultHandler: a vectored handler sees a stack overflow before any frame
 // handler does; the runtime decides whether it is a goroutine's.
@@ -358,12 +361,12 @@ LONG CALLBACK faultHandler(EXCEPTION_POINTERS* info) {
     GetCurrentThreadStackLimits(&lo, &hi);
     addr = reinterpret_cast<void*>(lo);
   }
-  if (faultHook != nullptr) faultHook(addr);
+  if (faultHook != nullptr) faultHook(addr, nullptr);
   return EXCEPTION_CONTINUE_SEARCH;
 }
 }  // namespace
 
-void installFaultHandler(void (*onFault)(void* addr)) {
+void installFaultHandler(void (*onFault)(void* addr, void* sp)) {
   faultHook = onFault;
   AddVectoredExceptionHandler(1, faultHandler);
 }

@@ -1,0 +1,210 @@
+#!/usr/bin/env bash
+# scripts/mutants.sh: proves that the test suite catches a broken runtime.
+#
+# Each mutant is one deliberate fault: a unique search string in runtime/
+# and its replacement. The script copies the source tree to
+# build/mutants/src, builds the unmutated runtime and the test
+# binaries the mutants need (no benchmarks, examples or install rules;
+# ccache if installed), checks that those tests pass, and then for each
+# mutant: finds the one runtime file containing the search string (by
+# content, not by path, so renamed files do not break it), applies the
+# replacement to the copy, rebuilds that test binary, runs the tests meant
+# to catch it under a timeout, and restores the file. A mutant is caught
+# when its tests fail or time out. Prints a table mutant -> what caught it
+# and exits non-zero unless every mutant was caught.
+#
+# Usage: scripts/mutants.sh [NAME...]   (default: every mutant)
+# Environment:
+#   GORT_MUTANTS_DIR      work directory (default build/mutants)
+#   GORT_MUTANT_TIMEOUT   seconds one mutant's test run may take (default 60)
+# Linux only: several mutants and their tests are about Linux's OS layer.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+work=${GORT_MUTANTS_DIR:-$root/build/mutants}
+src=$work/src
+bld=$work/build
+limit=${GORT_MUTANT_TIMEOUT:-60}
+started=$(date +%s)
+elapsed() { echo "$(($(date +%s) - $1))s"; }
+
+# ---- the mutants --------------------------------------------------------------
+# mutant NAME BINARY GTEST_FILTER SEARCH REPLACEMENT
+names=() bins=() filters=() searches=() replacements=()
+mutant() {
+  names+=("$1") bins+=("$2") filters+=("$3") searches+=("$4") replacements+=("$5")
+}
+
+mutant slack-never-applied usleep_test 'TimerSlackTest.HighRes*' \
+  'return prctl(PR_SET_TIMERSLACK, slack, 0, 0, 0) == 0;' \
+  'return slack == slack;  // mutant: reports success, sets nothing'
+mutant slack-failure-ignored usleep_test 'TimerSlackDeathTest.*' \
+  'if (!os::setThreadTimerMode(timerMode)) {' \
+  'if (!os::setThreadTimerMode(timerMode) && false) {'
+mutant usleep-ignores-argument usleep_test 'UsleepTest.*' \
+  'void usleep(std::uint32_t usec) { gort_usleep(usec); }' \
+  'void usleep(std::uint32_t usec) { gort_usleep(10000); }'
+mutant retake-never-hands-off syscall_test \
+  'SyscallTest.SysmonRetakesPFromGoroutineBlockedInSyscall' \
+  'if (s != _Psyscall) continue;' \
+  'if (s != _Psyscall || true) continue;'
+mutant select-first-ready-case select_test 'SelectTest.Fair*' \
+  'int j = static_cast<int>(fastrandn(static_cast<std::uint32_t>(norder + 1)));' \
+  'int j = norder;'
+mutant runqsteal-disabled proc_test 'StealTest.*' \
+  'G* runqsteal(P* pp, P* p2, bool stealRunNextG) {' \
+  'G* runqsteal(P* pp, P* p2, bool stealRunNextG) { if (pp != nullptr) return nullptr;'
+mutant timer-heap-backwards time_test '*ShortTimersFireWhileLongOnesArePending*' \
+  'bool laterThan(const timer* a, const timer* b) { return a->when > b->when; }' \
+  'bool laterThan(const timer* a, const timer* b) { return a->when < b->when; }'
+mutant waitgroup-wait-returns-early sync_test '*WaitGroup*' \
+  'void WaitGroup::Wait() {' \
+  'void WaitGroup::Wait() { if (state_.load() != 0) return;'
+mutant close-does-not-wake-receivers chan_test '*Close*' \
+  'while (sudog* sg = q->dequeue()) {' \
+  'while (sudog* sg = q == &c->recvq ? nullptr : q->dequeue()) {'
+mutant stack-canary-unchecked proc_test 'PanicDeathTest.StackOverflow*' \
+  'if (!stackcanaryok(&gp->stack)) stackoverflow(gp);' \
+  '(void)gp;'
+
+# ---- selection ------------------------------------------------------------------
+selected=()
+if [ $# -gt 0 ]; then
+  for want in "$@"; do
+    found=0
+    for i in "${!names[@]}"; do
+      [ "${names[$i]}" = "$want" ] && selected+=("$i") && found=1
+    done
+    [ $found = 1 ] || { echo "mutants.sh: no mutant $want (have: ${names[*]})" >&2; exit 2; }
+  done
+else
+  selected=("${!names[@]}")
+fi
+targets=()
+for i in "${selected[@]}"; do
+  case " ${targets[*]} " in *" ${bins[$i]} "*) ;; *) targets+=("${bins[$i]}") ;; esac
+done
+
+# ---- a copy of the tree and its build -------------------------------------------
+echo "== mutants: copy the tree to $src =="
+mkdir -p "$src" "$bld"
+# -m: every file is newer than the objects of an earlier run, whose last
+# mutant may have been left in place (an interrupted run); ccache makes the
+# rebuild of unchanged sources cheap.
+git ls-files -co --exclude-standard -z | tar --null -T - -cf - | tar -xmf - -C "$src"
+
+launcher=()
+if command -v ccache >/dev/null; then
+  launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  export CCACHE_BASEDIR=$work
+fi
+echo "== mutants: configure $bld =="
+cmake -S "$src" -B "$bld" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DGORT_BUILD_TESTS=ON -DGORT_BUILD_BENCHMARKS=OFF -DGORT_BUILD_EXAMPLES=OFF \
+  -DGORT_INSTALL=OFF "${launcher[@]}" >"$work/configure.log" 2>&1 ||
+  { tail -30 "$work/configure.log"; exit 1; }
+
+t0=$(date +%s)
+echo "== mutants: build ${targets[*]} =="
+cmake --build "$bld" --target "${targets[@]}" >"$work/build.log" 2>&1 ||
+  { grep -E "error|FAILED" "$work/build.log" | head -30; exit 1; }
+echo "built in $(elapsed "$t0")"
+
+# run_tests I LOG: runs mutant I's tests under the timeout; returns their
+# status (124 for a timeout).
+run_tests() {
+  local i=$1 log=$2 rc=0
+  (cd "$bld/tests" && timeout -k 5 "$limit" "./${bins[$i]}" \
+    --gtest_filter="${filters[$i]}" >"$log" 2>&1) || rc=$?
+  return $rc
+}
+
+# Unmutated, every mutant's tests must pass, or catching proves nothing.
+echo "== mutants: the tests pass on the unmutated runtime =="
+t0=$(date +%s)
+for i in "${selected[@]}"; do
+  log=$work/baseline-${names[$i]}.log
+  if ! run_tests "$i" "$log"; then
+    echo "mutants.sh: ${bins[$i]} --gtest_filter='${filters[$i]}' fails without" \
+      "a mutant (see $log):" >&2
+    grep -E "FAILED|Failure|watchdog" "$log" | head -20 >&2
+    exit 1
+  fi
+done
+echo "baseline passed in $(elapsed "$t0")"
+
+# ---- each mutant ------------------------------------------------------------------
+declare -A verdict caughtby took
+failed=0
+for i in "${selected[@]}"; do
+  name=${names[$i]} search=${searches[$i]}
+  t0=$(date +%s)
+  mapfile -t files < <(grep -rlF --include='*.cc' --include='*.h' -- "$search" "$src/runtime" || true)
+  if [ ${#files[@]} -ne 1 ]; then
+    verdict[$name]=ERROR caughtby[$name]="search string in ${#files[@]} runtime files"
+    failed=1
+    continue
+  fi
+  file=${files[0]}
+  cp -p "$file" "$work/original"
+  if ! python3 - "$file" "$search" "${replacements[$i]}" <<'EOF'; then
+import sys
+path, search, replacement = sys.argv[1:]
+text = open(path).read()
+if text.count(search) != 1:
+    sys.exit("search string occurs %d times in %s" % (text.count(search), path))
+open(path, "w").write(text.replace(search, replacement))
+EOF
+    cp -p "$work/original" "$file"
+    verdict[$name]=ERROR caughtby[$name]="could not apply"
+    failed=1
+    continue
+  fi
+  echo "== mutant $name (${file#"$src"/}) =="
+  log=$work/mutant-$name.log
+  if ! cmake --build "$bld" --target "${bins[$i]}" >"$log.build" 2>&1; then
+    cp "$work/original" "$file"
+    touch "$file"
+    verdict[$name]=ERROR caughtby[$name]="does not compile (see $log.build)"
+    failed=1
+    continue
+  fi
+  rc=0
+  run_tests "$i" "$log" || rc=$?
+  # Back to the original, newer than the mutant's object so it rebuilds.
+  cp "$work/original" "$file"
+  touch "$file"
+  took[$name]=$(elapsed "$t0")
+  if [ $rc -eq 0 ]; then
+    verdict[$name]=SURVIVED caughtby[$name]="${bins[$i]} --gtest_filter='${filters[$i]}' passed"
+    failed=1
+  elif [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+    verdict[$name]=caught caughtby[$name]="${bins[$i]}: timed out after ${limit}s"
+  else
+    first=$(sed -n 's/^\[  FAILED  \] \([^ ,]*\).*/\1/p' "$log" | head -1)
+    if [ -z "$first" ]; then
+      # The binary died (a fatal error, the watchdog) inside a test.
+      first=$(sed -n 's/^\[ RUN      \] \([^ ]*\).*/\1/p' "$log" | tail -1)
+      first="${first:-?} (the binary exited with status $rc)"
+    fi
+    verdict[$name]=caught caughtby[$name]="${bins[$i]} $first"
+  fi
+  echo "${verdict[$name]}: ${caughtby[$name]} (${took[$name]})"
+done
+
+# A last build so the copy's objects are the unmutated runtime again.
+cmake --build "$bld" --target "${targets[@]}" >>"$work/build.log" 2>&1 || true
+
+echo
+echo "== mutants: summary (total $(elapsed "$started")) =="
+printf '%-30s %-9s %-6s %s\n' MUTANT VERDICT TIME "CAUGHT BY"
+for i in "${selected[@]}"; do
+  name=${names[$i]}
+  printf '%-30s %-9s %-6s %s\n' "$name" "${verdict[$name]:-ERROR}" \
+    "${took[$name]:--}" "${caughtby[$name]:-}"
+done
+if [ $failed -ne 0 ]; then
+  echo "mutants: NOT every mutant was caught"
+  exit 1
+fi
+echo "mutants: all ${#selected[@]} caught"
