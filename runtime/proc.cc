@@ -356,7 +356,9 @@ static G* mainexit0(G* gp) {
   traceGoEnd(gp);
   dropg(mp);
   sched.ngoroutines.fetch_sub(1, std::memory_order_relaxed);
-  sched.exiting.store(true, std::memory_order_release);
+  // Sequentially consistent: entersyscall stores syscallState, then loads
+  // exiting; Run loads syscallState after this (exitEvent).
+  sched.exiting.store(true);
   notewakeup(&sched.mainDone);
   mexit(mp);
 }

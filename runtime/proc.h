@@ -92,6 +92,7 @@ struct dbgVars {
   int schedtrace = 0;   // ms between SCHED lines; 0 off
   int scheddetail = 0;  // 1: per-P, per-M, per-G lines too
   int blockwarn = 100;  // ms a goroutine may block its thread unwarned; 0 off
+  int usleepdebug = 0;  // 1: report Ms that lose kHighRes (gort's own)
 };
 extern dbgVars debug;
 void parsedebugvars();
@@ -100,6 +101,9 @@ const char* waitReasonString(waitReason r);
 
 // --- proc_run.cc ---
 std::int32_t initialProcs(int maxprocs, bool verbose);
+// exitEvent wakes Run's thread waiting for the Ms to end: an M exited, or
+// entered a syscall while the Run is exiting.
+void exitEvent();
 
 // --- proc_resize.cc: stop the world and resize ---
 P* procresize(std::int32_t nprocs);
@@ -126,6 +130,7 @@ void exitsyscall();
 // --- proc_sysmon.cc ---
 void sysmon();
 void wakeSysmon();
+void reportTimerFallbacks();
 
 // --- time.cc: timers ---
 void addtimer(timer* t);

@@ -28,9 +28,7 @@ void mstart(void* arg) {
   mp->tid.store(os::gettid(), std::memory_order_relaxed);
   raceminit(mp);
   minitSignalStack();
-  if (!os::setThreadTimerMode(timerMode)) {
-    sched.timerModeFailed.store(true, std::memory_order_relaxed);
-  }
+  os::setThreadTimerMode(timerMode);  // a refusal is counted: timerFallbacks
   mp->fastrand[0] = static_cast<std::uint32_t>(mp->id * 0x9e3779b9u + 1);
   mp->fastrand[1] = static_cast<std::uint32_t>(os::nanotime());
   try {
@@ -47,6 +45,7 @@ void mstart(void* arg) {
   unminitSignalStack();
   os::mdestroy();
   mp->exited.store(true, std::memory_order_release);
+  exitEvent();
 }
 
 // mexit ends the M when Run is over (Go's mexit frees the M's resources;

@@ -128,12 +128,13 @@ void resetSched() ABSL_NO_THREAD_SAFETY_ANALYSIS {
   sched.timerSleepUntil.store(0);
   sched.exiting.store(false);
   noteclear(&sched.mainDone);
+  sched.timerFallbacksBase = os::timerFallbacks();
+  sched.timerFallbacksReported = 0;
   sched.steals.store(0);
   sched.stolen.store(0);
   sched.handoffs.store(0);
   sched.preemptRequests.store(0);
   sched.sysmonWakes.store(0);
-  sched.timerModeFailed.store(false);
   sched.blockWarnings.store(0);
   sched.ngoroutines.store(0);
   gomaxprocs.store(0);
@@ -276,6 +277,23 @@ void unwindAbandoned() ABSL_NO_THREAD_SAFETY_ANALYSIS {
 
 }  // namespace
 
+void exitEvent() {
+  sched.exitEvents.fetch_add(1);
+  os::futexwakeup(reinterpret_cast<std::uint32_t*>(&sched.exitEvents), 1);
+}
+
+// waitForMs blocks Run's thread until every M has exited or is abandoned in
+// a syscall, woken by exitEvent rather than polling (a poll under Windows'
+// default timer would cost 15.6 ms a round).
+void waitForMs() {
+  for (;;) {
+    std::uint32_t seen = sched.exitEvents.load();
+    if (wakeAllForExit()) return;
+    os::futexsleep(reinterpret_cast<std::uint32_t*>(&sched.exitEvents), seen,
+                   -1);
+  }
+}
+
 // parkForever blocks an M abandoned in a syscall when its call returns.
 void parkForever() {
   std::uint32_t never = 0;
@@ -300,6 +318,7 @@ void internal::RunMain(internal::Func main, const Options& options) {
   globrunqput(mainG);
   unlock(&sched.lock);
   running.store(true);
+  os::osRelax(false);  // work starts: the OS may raise its timer resolution
   // sysmon's M is made first, so nothing allocates once main runs, and
   // started last, so its first checkdead sees main's M running.
   M* sysmonM = allocm(sysmon, nullptr, false);
@@ -307,11 +326,13 @@ void internal::RunMain(internal::Func main, const Options& options) {
   newm1(sysmonM);
 
   notesleep(&sched.mainDone);
-  while (!wakeAllForExit()) os::usleep(50);
+  waitForMs();
   abandonWaiters();
   unwindAbandoned();
   abandonWaiters();  // in case a destructor parked again
   freeAll();
+  reportTimerFallbacks();
+  os::osRelax(true);  // nothing runs until the next Run
   traceEndRun();
   running.store(false);
   runActive.store(false);
@@ -366,11 +387,11 @@ Stats ReadStats() ABSL_NO_THREAD_SAFETY_ANALYSIS {
   s.preempt_requests = sched.preemptRequests.load();
   s.sysmon_wakes = sched.sysmonWakes.load();
   s.block_warnings = sched.blockWarnings.load();
-  // What the runtime's threads got, not what was asked: one M whose OS
-  // refused the high-resolution mode makes the Run low resolution.
-  bool high = timerMode == os::TimerMode::kHighRes &&
-              !sched.timerModeFailed.load(std::memory_order_relaxed);
-  s.usleep = high ? UsleepMode::kHighRes : UsleepMode::kLowRes;
+  s.usleep_fallbacks =
+      static_cast<int>(os::timerFallbacks() - sched.timerFallbacksBase);
+  s.usleep = timerMode == os::TimerMode::kHighRes && s.usleep_fallbacks == 0
+                 ? UsleepMode::kHighRes
+                 : UsleepMode::kLowRes;
   return s;
 }
 

@@ -31,6 +31,7 @@ void setDebugVar(const std::string& key, const std::string& value) {
   if (key == "schedtrace") dst = &debug.schedtrace;
   if (key == "scheddetail") dst = &debug.scheddetail;
   if (key == "blockwarn") dst = &debug.blockwarn;
+  if (key == "usleepdebug") dst = &debug.usleepdebug;
   if (dst == nullptr) {
     warnGodebug("unknown key \"" + key + "\" ignored");
     return;

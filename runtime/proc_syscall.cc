@@ -85,6 +85,7 @@ void entersyscall() {
   mp->p = nullptr;
   pp->status.store(_Psyscall, std::memory_order_release);
   mp->syscallState.store(1);
+  if (sched.exiting.load()) exitEvent();  // Run abandons this M
   if (sched.sysmonwait.load(std::memory_order_acquire)) wakeSysmon();
   if (sched.gcwaiting.load(std::memory_order_acquire)) {
     entersyscall_gcwait(pp);
@@ -99,6 +100,7 @@ void entersyscallblock() {
   casgstatus(gp, _Grunning, _Gsyscall);
   mp->oldp = nullptr;
   mp->syscallState.store(1);
+  if (sched.exiting.load()) exitEvent();
   P* pp = releasep();
   pp->syscalltick.fetch_add(1, std::memory_order_relaxed);
   handoffp(pp);

@@ -25,6 +25,10 @@ namespace gort::runtime {
 namespace {
 
 constexpr std::int64_t kForceGCPeriodHalf = 60'000'000'000;  // Go: 2 min / 2
+// Go's osRelaxMinNS (Windows' value; os::osRelax is a no-op elsewhere): a
+// deep sleep shorter than this keeps the 1 ms period, so timers due soon
+// stay accurate.
+constexpr std::int64_t kOsRelaxMinNS = 60'000'000;
 
 // preemptone mirrors Go's preemptone: flag the G running on pp (gort has no
 // async preemption; the G yields at its next safe point).
@@ -138,6 +142,23 @@ std::uint32_t retake(std::int64_t now) {
 
 }  // namespace
 
+// reportTimerFallbacks prints, under GODEBUG=usleepdebug=1, how many more
+// Ms lost kHighRes since the last report and sleep at low resolution, the
+// 1 ms timer period held for them (gort's own: Go throws when an M cannot
+// create its timer). Called by sysmon and, once its Ms are gone, by Run.
+void reportTimerFallbacks() {
+  if (debug.usleepdebug <= 0) return;
+  std::int64_t n = os::timerFallbacks() - sched.timerFallbacksBase;
+  if (n <= sched.timerFallbacksReported) return;
+  std::string msg =
+      "runtime: usleep: " + std::to_string(n - sched.timerFallbacksReported) +
+      " more M(s) lost the high-resolution timer and sleep at "
+      "low resolution (1 ms timer period); " +
+      std::to_string(n) + " in this Run\n";
+  sched.timerFallbacksReported = n;
+  os::writeErr(msg.data(), msg.size());
+}
+
 // wakeSysmon wakes sysmon if it sleeps because every P was idle (Go does
 // this inline in entersyscall, exitsyscall and startTheWorld).
 void wakeSysmon() {
@@ -188,7 +209,10 @@ void sysmon() {
           unlock(&sched.lock);
           std::int64_t sleep = kForceGCPeriodHalf;
           if (next - now < sleep) sleep = next - now;
+          bool relax = sleep >= kOsRelaxMinNS;
+          if (relax) os::osRelax(true);
           notetsleep(&sched.sysmonnote, sleep);
+          if (relax) os::osRelax(false);
           lock(&sched.lock);
           sched.sysmonwait.store(false, std::memory_order_release);
           noteclear(&sched.sysmonnote);
@@ -203,6 +227,7 @@ void sysmon() {
     // Timers that should have run already: maybe every P is busy with a
     // goroutine that does not yield. Start an M for them (Go 1.19 does).
     if (timeSleepUntil() < now) startm(nullptr, false);
+    if (debug.usleepdebug > 0) reportTimerFallbacks();
     if (retake(now) != 0) {
       idle = 0;
     } else {

@@ -247,6 +247,11 @@ struct schedt {
   // Run's lifetime.
   std::atomic<bool> exiting{false};
   note mainDone;
+  std::atomic<std::uint32_t> exitEvents{0};  // futex word: see exitEvent
+
+  // usleep fallbacks (os::timerFallbacks) at schedinit, and last reported.
+  std::int64_t timerFallbacksBase = 0;
+  std::int64_t timerFallbacksReported = 0;
 
   // Statistics.
   std::atomic<std::int64_t> steals{0};
@@ -254,8 +259,6 @@ struct schedt {
   std::atomic<std::int64_t> handoffs{0};
   std::atomic<std::int64_t> preemptRequests{0};
   std::atomic<std::int64_t> sysmonWakes{0};
-  // An M could not apply the Run's usleep mode (setThreadTimerMode failed).
-  std::atomic<bool> timerModeFailed{false};
   std::atomic<std::int64_t> blockWarnings{0};
   std::atomic<std::int32_t> ngoroutines{0};
 };

@@ -11,6 +11,9 @@
 #   GORT_TEST_SCALE          divides heavy tests' sizes (default 1; see
 #                            docs/targets.md: iteration-heavy tests may scale
 #                            their loop counts by it, never their assertions).
+#   GORT_CROSS_ONLY          one test binary (e.g. windows_trampoline_test):
+#                            build only it in each Linux target and run only
+#                            its tests; for checking one test quickly, not CI.
 #
 # Installs what is missing (root only), idempotently: Debian's cross toolchains
 # (crossbuild-essential-*), qemu-user-static, and the targets' libraries from
@@ -166,18 +169,26 @@ run_linux() {
     took[$t]=$(elapsed "$t0")
     return 1
   fi
-  if ! cmake --build "$dir" -j "$jobs" >>"$log" 2>&1; then
+  local only=${GORT_CROSS_ONLY:-} build_args=() test_args=()
+  local check_bin=tests/arch/arch_test
+  if [ -n "$only" ]; then
+    build_args=(--target "$only")
+    test_args=(-R "^$only\\.")
+  fi
+  if ! cmake --build "$dir" -j "$jobs" "${build_args[@]}" >>"$log" 2>&1; then
     grep -E "error|FAILED" "$log" | head -30
     result[$t]=FAIL detail[$t]="build failed (see $log)"
     took[$t]=$(elapsed "$t0")
     return 1
   fi
+  [ -n "$only" ] && check_bin=$(cd "$dir" &&
+    find tests -name "$only" -type f | head -1)
   local built
-  built=$(readelf -h "$dir/tests/arch/arch_test" 2>/dev/null |
+  built=$(readelf -h "$dir/${check_bin:-tests/arch/arch_test}" 2>/dev/null |
     sed -n 's/^ *Machine: *//p')
   if [ "$built" != "${machine[$t]}" ]; then
     result[$t]=FAIL
-    detail[$t]="tests/arch/arch_test is '$built', want '${machine[$t]}'"
+    detail[$t]="${check_bin:-tests/arch/arch_test} is '$built', want '${machine[$t]}'"
     took[$t]=$(elapsed "$t0")
     return 1
   fi
@@ -190,7 +201,7 @@ run_linux() {
   t1=$(now)
   out=$dir/ctest.log
   ctest --test-dir "$dir" -j "$jobs" --timeout 300 --output-on-failure --no-tests=error \
-    >"$out" 2>&1
+    "${test_args[@]}" >"$out" 2>&1
   rc=$?
   # ctest's closing lines, and the failures if any.
   sed -n '/tests passed/,$p' "$out"

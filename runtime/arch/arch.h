@@ -14,8 +14,8 @@ extern "C" {
 // with a relative timeout (Go's usleep2).
 void gort_usleep2(std::uint32_t usec);
 // Sleeps usec microseconds on the M's high-resolution waitable timer (Go's
-// usleep2HighRes). amd64 and 386 return SetWaitableTimer's result and skip
-// the wait when it failed (0); arm and arm64 return nothing yet.
+// usleep2HighRes). Returns 1 once it has waited, or 0 at once, without
+// waiting, when SetWaitableTimer failed (every architecture).
 int gort_usleep2HighRes(std::uint32_t usec, void* timer);
 // SwitchToThread (Go's switchtothread).
 void gort_switchtothread();

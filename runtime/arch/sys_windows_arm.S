@@ -8,9 +8,12 @@
 //       NtWaitForSingleObject(NtCurrentProcess() = (HANDLE)-1, FALSE, &due)
 //       with due = -10 * usec (relative, 100 ns units): the process handle is
 //       never signalled while the process runs, so this waits out the timeout.
-//   void gort_usleep2HighRes(uint32_t usec, void* timer);
-//       SetWaitableTimer(timer, &due, 0, NULL, NULL, FALSE), same due; then
-//       NtWaitForSingleObject(timer, FALSE, NULL). `timer` is the M's
+//   int gort_usleep2HighRes(uint32_t usec, void* timer);
+//       SetWaitableTimer(timer, &due, 0, NULL, NULL, FALSE), same due; if
+//       that fails (returns 0), returns 0 at once without waiting (the
+//       caller falls back to gort_usleep2); else
+//       NtWaitForSingleObject(timer, FALSE, NULL) and returns 1 (never the
+//       wait's NTSTATUS: STATUS_SUCCESS is 0). `timer` is the M's
 //       high-resolution waitable timer (CreateWaitableTimerExW with
 //       CREATE_WAITABLE_TIMER_HIGH_RESOLUTION).
 //   void gort_switchtothread(void);
@@ -82,7 +85,7 @@ gort_usleep2:
 	add	sp, sp, #8
 	pop	{r11, pc}
 
-// void gort_usleep2HighRes(uint32_t usec, void* timer)
+// int gort_usleep2HighRes(uint32_t usec, void* timer)
 // Frame (32 bytes):  [sp] 5th argument  [sp, #4] 6th argument
 //                    [sp, #8] due lo  [sp, #12] due hi
 //                    [sp, #16] saved r4 (holds the timer across the first
@@ -113,6 +116,7 @@ gort_usleep2HighRes:
 	movt	r12, :upper16:gort_SetWaitableTimer
 	ldr	r12, [r12]
 	blx	r12
+	cbz	r0, 1f			// not set: return 0 (r0), do not wait
 	mov	r0, r4			// Handle = timer
 	movs	r1, #0			// Alertable = FALSE
 	movs	r2, #0			// Timeout = NULL: until the timer fires
@@ -120,6 +124,8 @@ gort_usleep2HighRes:
 	movt	r12, :upper16:gort_NtWaitForSingleObject
 	ldr	r12, [r12]
 	blx	r12
+	movs	r0, #1			// slept: 1, whatever the wait returned
+1:
 	add	sp, sp, #16
 	pop	{r4, r5, r11, pc}
 

@@ -7,9 +7,12 @@
 //       NtWaitForSingleObject(NtCurrentProcess() = (HANDLE)-1, FALSE, &due)
 //       with due = -10 * usec (relative, 100 ns units): the process handle is
 //       never signalled while the process runs, so this waits out the timeout.
-//   void gort_usleep2HighRes(uint32_t usec, void* timer);
-//       SetWaitableTimer(timer, &due, 0, NULL, NULL, FALSE), same due; then
-//       NtWaitForSingleObject(timer, FALSE, NULL). `timer` is the M's
+//   int gort_usleep2HighRes(uint32_t usec, void* timer);
+//       SetWaitableTimer(timer, &due, 0, NULL, NULL, FALSE), same due; if
+//       that fails (returns 0), returns 0 at once without waiting (the
+//       caller falls back to gort_usleep2); else
+//       NtWaitForSingleObject(timer, FALSE, NULL) and returns 1 (never the
+//       wait's NTSTATUS: STATUS_SUCCESS is 0). `timer` is the M's
 //       high-resolution waitable timer (CreateWaitableTimerExW with
 //       CREATE_WAITABLE_TIMER_HIGH_RESOLUTION).
 //   void gort_switchtothread(void);
@@ -71,7 +74,7 @@ gort_usleep2:
 	ret
 	.seh_endproc
 
-// void gort_usleep2HighRes(uint32_t usec, void* timer)
+// int gort_usleep2HighRes(uint32_t usec, void* timer)
 // Frame (32 bytes):  [sp] saved x29  [sp, #8] saved x30
 //                    [sp, #16] saved x19 (holds the timer across the first
 //                    call)  [sp, #24] due (LARGE_INTEGER)
@@ -104,12 +107,15 @@ gort_usleep2HighRes:
 	adrp	x16, gort_SetWaitableTimer
 	ldr	x16, [x16, :lo12:gort_SetWaitableTimer]
 	blr	x16
+	cbz	w0, 1f			// not set: return 0 (w0), do not wait
 	mov	x0, x19			// Handle = timer
 	mov	w1, #0			// Alertable = FALSE
 	mov	x2, xzr			// Timeout = NULL: until the timer fires
 	adrp	x16, gort_NtWaitForSingleObject
 	ldr	x16, [x16, :lo12:gort_NtWaitForSingleObject]
 	blr	x16
+	mov	w0, #1			// slept: 1, whatever the wait returned
+1:
 	.seh_startepilogue
 	ldr	x19, [sp, #16]
 	.seh_save_reg x19, 16

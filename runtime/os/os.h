@@ -57,6 +57,13 @@ bool setThreadTimerMode(TimerMode mode);
 // mdestroy: releases the calling runtime thread's per-M OS state (Windows:
 // its waitable timer) when the M ends (Go's mdestroy).
 void mdestroy();
+// osRelax: true when every P is idle and sysmon sleeps long, or no Run is in
+// progress; false when work resumes. Windows gives back its 1 ms timer
+// period meanwhile; a no-op elsewhere (Go's osRelax).
+void osRelax(bool relax);
+// timerFallbacks: runtime threads so far that wanted kHighRes and sleep at
+// low resolution instead (no timer of their own, or it failed); only grows.
+std::int64_t timerFallbacks();
 
 // Goroutine stacks and the contexts on them: runtime/os/context.h.
 // physPageSize: the OS page size.

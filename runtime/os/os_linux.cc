@@ -16,6 +16,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 
@@ -131,13 +132,24 @@ bool haveHighResTimer() {
   return old >= 0;
 }
 
+namespace {
+std::atomic<std::int64_t> slackFailures{0};
+}  // namespace
+
 bool setThreadTimerMode(TimerMode mode) {
   // PR_SET_TIMERSLACK with 0 restores the slack the thread started with.
   unsigned long slack = mode == TimerMode::kHighRes ? 1 : 0;
-  return prctl(PR_SET_TIMERSLACK, slack, 0, 0, 0) == 0;
+  bool ok = prctl(PR_SET_TIMERSLACK, slack, 0, 0, 0) == 0;
+  if (!ok && mode == TimerMode::kHighRes) slackFailures.fetch_add(1);
+  return ok;
 }
 
 void mdestroy() {}
+
+// Linux has no system-wide timer period to give back.
+void osRelax(bool) {}
+
+std::int64_t timerFallbacks() { return slackFailures.load(); }
 
 std::size_t physPageSize() {
   long n = sysconf(_SC_PAGESIZE);

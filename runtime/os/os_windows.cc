@@ -8,16 +8,30 @@
 // minit) and closes it when it ends (mdestroy), and usleep sleeps on it
 // through the gort_usleep2HighRes trampoline; the process never calls
 // timeBeginPeriod. Without it, or when a Run asks for UsleepMode::kLowRes,
-// winmm.dll is loaded and timeBeginPeriod(1) called once, and usleep uses
-// gort_usleep2 (a relative NtWaitForSingleObject timeout), Go 1.15's way.
-// Unlike Go, a failing SetWaitableTimer does not leave the M waiting on a
-// timer that will never fire: the trampoline reports it and this call falls
-// back to gort_usleep2.
+// usleep uses gort_usleep2 (a relative NtWaitForSingleObject timeout) with
+// the system timer period lowered to 1 ms by timeBeginPeriod(1), Go 1.15's
+// way.
 //
-// The entry points the trampolines call are resolved with GetProcAddress
-// into gort_* globals, as Go's runtime resolves its own. The calls the fault
-// paths depend on go through windows_testing::hooks so tests can force each
-// one to fail (tests/os_windows_test.cc).
+// Where gort differs from Go, it keeps running instead of throwing or
+// hanging, and never silently sleeps at the default 15.6 ms tick:
+//   - an M whose own timer cannot be created (the probe succeeded, e.g. the
+//     process is out of handles) becomes a low-resolution M;
+//   - an M whose SetWaitableTimer fails (the trampoline reports it) sleeps
+//     that time with gort_usleep2 and becomes a low-resolution M too.
+// Both are counted (timerFallbacks, Stats.usleep_fallbacks; the runtime
+// prints them under GODEBUG=usleepdebug=1). The 1 ms period is a process
+// resource taken while any low-resolution M lives and released when none
+// does, when sysmon relaxes (osRelax: every P idle, Go's osRelax) and at
+// the end of each Run, so an idle or finished program does not keep the
+// machine's timer interrupt at 1 kHz.
+//
+// System DLLs (winmm.dll for timeBeginPeriod, and the others resolved here)
+// are loaded from System32 only (loadSystemLib, Go's windowsLoadSystemLib),
+// never from the application's directory. The entry points the trampolines
+// call are resolved with GetProcAddress into gort_* globals, as Go's
+// runtime resolves its own. The calls the fault paths depend on go through
+// windows_testing::hooks so tests can force each one to fail
+// (tests/os_windows_test.cc).
 //
 // Goroutine stacks are Windows fibres (runtime/os/context_fiber.cc). Notes
 // and futexes use WaitOnAddress.
@@ -47,16 +61,21 @@ void* gort_SwitchToThread = nullptr;
 
 namespace gort::os {
 
+namespace {
+HMODULE loadSystemLib(const wchar_t* name);
+bool realHaveSearchSystem32();
+}  // namespace
+
 namespace windows_testing {
 
 namespace {
 void* realCreateTimer(std::uint32_t flags, std::uint32_t access) {
   return CreateWaitableTimerExW(nullptr, nullptr, flags, access);
 }
-void* realLoadWinmm() { return LoadLibraryW(L"winmm.dll"); }
+void* realLoadWinmm() { return loadSystemLib(L"winmm.dll"); }
 }  // namespace
 
-Hooks hooks = {realCreateTimer, realLoadWinmm};
+Hooks hooks = {realCreateTimer, realLoadWinmm, realHaveSearchSystem32};
 Counters counters;
 
 }  // namespace windows_testing
@@ -70,25 +89,65 @@ constexpr DWORD kTimerAccess =
 
 using WaitOnAddressFn = BOOL(WINAPI*)(volatile VOID*, PVOID, SIZE_T, DWORD);
 using WakeByAddressFn = VOID(WINAPI*)(PVOID);
-using TimeBeginPeriodFn = UINT(WINAPI*)(UINT);
+using TimePeriodFn = UINT(WINAPI*)(UINT);
 
 // Process-wide state set by osinit before any M runs.
-bool haveHighRes = false;                    // Go's haveHighResTimer
-WaitOnAddressFn waitOnAddress = nullptr;     // kernelbase!WaitOnAddress
-WakeByAddressFn wakeOne = nullptr;           // kernelbase!WakeByAddressSingle
-WakeByAddressFn wakeAll = nullptr;           // kernelbase!WakeByAddressAll
+bool haveHighRes = false;                 // Go's haveHighResTimer
+WaitOnAddressFn waitOnAddress = nullptr;  // kernelbase!WaitOnAddress
+WakeByAddressFn wakeOne = nullptr;        // kernelbase!WakeByAddressSingle
+WakeByAddressFn wakeAll = nullptr;        // kernelbase!WakeByAddressAll
 void* realSetWaitableTimer = nullptr;
-std::atomic<bool> lowResDone{false};  // timeBeginPeriod attempted
+void* realNtWaitForSingleObject = nullptr;
+void* realSwitchToThread = nullptr;
+std::atomic<std::int64_t> fallbacks{0};  // timerFallbacks()
+
+// The 1 ms timer period, guarded by periodLock: held while lowResMs > 0
+// and not relaxed.
+SRWLOCK periodLock = SRWLOCK_INIT;
+int lowResMs = 0;         // live Ms that sleep with gort_usleep2
+bool relaxed = false;     // osRelax(true) in effect
+bool periodHeld = false;  // timeBeginPeriod(1) in effect
+bool winmmTried = false;  // winmm.dll looked up (once per reinit)
+TimePeriodFn timeBeginPeriod1 = nullptr;  // winmm!timeBeginPeriod
+TimePeriodFn timeEndPeriod1 = nullptr;    // winmm!timeEndPeriod
 std::atomic<bool> winmmLoaded{false};
 
 // Per-M state (Go keeps it in m.highResTimer and the g0 stack bounds).
-thread_local HANDLE mTimer = nullptr;   // this M's high-resolution timer
-thread_local bool mHighRes = false;     // usleep sleeps on mTimer
+thread_local HANDLE mTimer = nullptr;       // this M's high-resolution timer
+thread_local bool mHighRes = false;         // usleep sleeps on mTimer
+thread_local bool mLowRes = false;          // counted in lowResMs
 thread_local ULONG_PTR g0Lo = 0, g0Hi = 0;  // the M's own stack (g0)
 
+// realHaveSearchSystem32: whether LoadLibraryExW understands
+// LOAD_LIBRARY_SEARCH_SYSTEM32 (Windows 8, or 7 with KB2533623); Go tests
+// for AddDllDirectory, which arrived with it.
+bool realHaveSearchSystem32() {
+  HMODULE k32 = GetModuleHandleW(L"kernel32.dll");
+  return k32 != nullptr && GetProcAddress(k32, "AddDllDirectory") != nullptr;
+}
+
+// loadSystemLib mirrors Go's windowsLoadSystemLib: a DLL from System32
+// only, never from the application's directory or the current one (DLL
+// planting). Without LOAD_LIBRARY_SEARCH_SYSTEM32, or if LoadLibraryExW
+// rejects the flag, the DLL is loaded by its full path in the system
+// directory.
+HMODULE loadSystemLib(const wchar_t* name) {
+  if (wt::hooks.haveSearchSystem32()) {
+    HMODULE h = LoadLibraryExW(name, nullptr, LOAD_LIBRARY_SEARCH_SYSTEM32);
+    if (h != nullptr || GetLastError() != ERROR_INVALID_PARAMETER) return h;
+  }
+  wchar_t path[MAX_PATH + 32];
+  UINT n = GetSystemDirectoryW(path, MAX_PATH);
+  if (n == 0 || n >= MAX_PATH) return nullptr;
+  std::size_t len = wcslen(name);
+  if (n + 1 + len >= sizeof(path) / sizeof(path[0])) return nullptr;
+  path[n] = L'\\';
+  wmemcpy(path + n + 1, name, len + 1);
+  return LoadLibraryW(path);
+}
+
 void* proc(const wchar_t* dll, const char* name) {
-  HMODULE h = GetModuleHandleW(dll);
-  if (h == nullptr) h = LoadLibraryW(dll);
+  HMODULE h = loadSystemLib(dll);
   return h == nullptr ? nullptr
                       : reinterpret_cast<void*>(GetProcAddress(h, name));
 }
@@ -96,10 +155,12 @@ void* proc(const wchar_t* dll, const char* name) {
 // osinit mirrors the Windows half of Go's osinit (loadOptionalSyscalls and
 // initHighResTimer): resolve the entry points, probe the timer.
 void osinit() {
-  gort_NtWaitForSingleObject = proc(L"ntdll.dll", "NtWaitForSingleObject");
+  realNtWaitForSingleObject = proc(L"ntdll.dll", "NtWaitForSingleObject");
+  gort_NtWaitForSingleObject = realNtWaitForSingleObject;
   realSetWaitableTimer = proc(L"kernel32.dll", "SetWaitableTimer");
   gort_SetWaitableTimer = realSetWaitableTimer;
-  gort_SwitchToThread = proc(L"kernel32.dll", "SwitchToThread");
+  realSwitchToThread = proc(L"kernel32.dll", "SwitchToThread");
+  gort_SwitchToThread = realSwitchToThread;
   waitOnAddress =
       reinterpret_cast<WaitOnAddressFn>(proc(L"kernelbase.dll", "WaitOnAddress"));
   wakeOne = reinterpret_cast<WakeByAddressFn>(
@@ -117,7 +178,6 @@ void osinit() {
                                   kTimerAccess);
   haveHighRes = h != nullptr;
   if (h != nullptr) CloseHandle(h);
-  lowResDone.store(false);
 }
 
 void ensureInit() {
@@ -125,23 +185,62 @@ void ensureInit() {
   (void)done;
 }
 
-// lowResInit: timeBeginPeriod(1), once per process, loading winmm.dll only
-// now (Go calls it from osinit when there is no high-resolution timer). If
-// winmm is missing, usleep2 still works at the default resolution.
-void lowResInit() {
-  if (lowResDone.exchange(true)) return;
+// findWinmm loads winmm.dll the first time the period is needed (only the
+// low-resolution path needs it). If winmm is missing, usleep2 still works,
+// at the default resolution.
+void findWinmm() {
+  if (winmmTried) return;
+  winmmTried = true;
   HMODULE winmm = static_cast<HMODULE>(wt::hooks.loadWinmm());
   if (winmm == nullptr) return;
   winmmLoaded.store(true);
-  auto begin = reinterpret_cast<TimeBeginPeriodFn>(
+  auto begin = reinterpret_cast<TimePeriodFn>(
       reinterpret_cast<void*>(GetProcAddress(winmm, "timeBeginPeriod")));
-  if (begin == nullptr) return;
-  begin(1);
-  wt::counters.timeBeginPeriods.fetch_add(1);
+  auto end = reinterpret_cast<TimePeriodFn>(
+      reinterpret_cast<void*>(GetProcAddress(winmm, "timeEndPeriod")));
+  if (begin == nullptr || end == nullptr) return;
+  timeBeginPeriod1 = begin;
+  timeEndPeriod1 = end;
+}
+
+// updatePeriodLocked takes or releases the 1 ms period so that it is held
+// exactly while a low-resolution M lives and sysmon has not relaxed.
+void updatePeriodLocked() {
+  bool want = lowResMs > 0 && !relaxed;
+  if (want == periodHeld) return;
+  if (want) {
+    findWinmm();
+    if (timeBeginPeriod1 == nullptr) return;
+    timeBeginPeriod1(1);
+    wt::counters.timeBeginPeriods.fetch_add(1);
+  } else {
+    timeEndPeriod1(1);
+    wt::counters.timeEndPeriods.fetch_add(1);
+  }
+  periodHeld = want;
+}
+
+// becomeLowRes makes the calling M sleep with gort_usleep2 from now on,
+// with the 1 ms period held for it.
+void becomeLowRes() {
+  mHighRes = false;
+  if (mLowRes) return;
+  mLowRes = true;
+  AcquireSRWLockExclusive(&periodLock);
+  lowResMs++;
+  updatePeriodLocked();
+  ReleaseSRWLockExclusive(&periodLock);
+}
+
+// fallBack: the M wanted its high-resolution timer and cannot use it.
+void fallBack(std::atomic<std::int64_t>* why) {
+  why->fetch_add(1);
+  fallbacks.fetch_add(1);
+  becomeLowRes();
 }
 
 // noteStack counts whether usleep runs on the M's own stack; false if the
-// caller is not an M (Run's own thread waiting for the Ms to exit).
+// caller is not an M (a thread outside the runtime).
 bool noteStack() {
   if (g0Hi == 0) {
     wt::counters.nonMSleeps.fetch_add(1, std::memory_order_relaxed);
@@ -162,18 +261,29 @@ bool noteStack() {
 namespace windows_testing {
 
 void reinit() {
-  osinit();
+  AcquireSRWLockExclusive(&periodLock);
+  relaxed = true;  // give back a period a broken test left held
+  updatePeriodLocked();
+  relaxed = false;
+  lowResMs = 0;
+  winmmTried = false;
+  timeBeginPeriod1 = timeEndPeriod1 = nullptr;
+  ReleaseSRWLockExclusive(&periodLock);
   winmmLoaded.store(false);
+  osinit();
 }
 
 void reset() {
-  hooks = Hooks{realCreateTimer, realLoadWinmm};
+  hooks = Hooks{realCreateTimer, realLoadWinmm, realHaveSearchSystem32};
   counters.timersCreated = 0;
   counters.timersClosed = 0;
+  counters.timerCreateFailures = 0;
   counters.highResSleeps = 0;
   counters.lowResSleeps = 0;
   counters.setTimerFailures = 0;
   counters.timeBeginPeriods = 0;
+  counters.timeEndPeriods = 0;
+  counters.relaxes = 0;
   counters.onG0Sleeps = 0;
   counters.offG0Sleeps = 0;
   counters.nonMSleeps = 0;
@@ -186,12 +296,26 @@ void setWaitableTimerEntry(void* fn) {
   gort_SetWaitableTimer = fn != nullptr ? fn : realSetWaitableTimer;
 }
 
+void setNtWaitForSingleObjectEntry(void* fn) {
+  ensureInit();
+  gort_NtWaitForSingleObject = fn != nullptr ? fn : realNtWaitForSingleObject;
+}
+
 bool haveWinmm() { return winmmLoaded.load(); }
+
+bool periodIsHeld() {
+  AcquireSRWLockShared(&periodLock);
+  bool held = periodHeld;
+  ReleaseSRWLockShared(&periodLock);
+  return held;
+}
 
 }  // namespace windows_testing
 
 // usleep mirrors Go's usleep on Windows (systemstack(usleep1) is the
-// caller's job: debug::Usleep switches to g0 first).
+// caller's job: debug::Usleep switches to g0 first). A failed
+// SetWaitableTimer costs this sleep nothing: it is slept with usleep2, and
+// the M stays on that path with the 1 ms period held.
 void usleep(std::uint32_t usec) {
   ensureInit();
   bool onM = noteStack();
@@ -200,7 +324,7 @@ void usleep(std::uint32_t usec) {
       wt::counters.highResSleeps.fetch_add(1, std::memory_order_relaxed);
       return;
     }
-    wt::counters.setTimerFailures.fetch_add(1, std::memory_order_relaxed);
+    fallBack(&wt::counters.setTimerFailures);
   }
   gort_usleep2(usec);
   if (onM) wt::counters.lowResSleeps.fetch_add(1, std::memory_order_relaxed);
@@ -299,7 +423,9 @@ bool haveHighResTimer() {
 }
 
 // setThreadTimerMode is the usleep half of Go's minit: the M's own
-// high-resolution timer, or the process-wide timeBeginPeriod(1).
+// high-resolution timer, or the low-resolution path with the 1 ms period.
+// Returns false if the M wanted its timer and could not create one: it then
+// sleeps at low resolution (counted in timerFallbacks).
 bool setThreadTimerMode(TimerMode mode) {
   ensureInit();
   GetCurrentThreadStackLimits(&g0Lo, &g0Hi);
@@ -309,16 +435,20 @@ bool setThreadTimerMode(TimerMode mode) {
           CREATE_WAITABLE_TIMER_HIGH_RESOLUTION, kTimerAccess));
       if (mTimer != nullptr) wt::counters.timersCreated.fetch_add(1);
     }
-    mHighRes = mTimer != nullptr;
-    return mHighRes;
+    if (mTimer != nullptr) {
+      mHighRes = true;
+      return true;
+    }
+    fallBack(&wt::counters.timerCreateFailures);
+    return false;
   }
-  mHighRes = false;
-  lowResInit();
+  becomeLowRes();
   return true;
 }
 
 // mdestroy mirrors Go's mdestroy: the M's timer is closed only when the M
-// ends, not when it merely parks.
+// ends, not when it merely parks; a low-resolution M gives up its share of
+// the 1 ms period.
 void mdestroy() {
   if (mTimer != nullptr) {
     CloseHandle(mTimer);
@@ -326,8 +456,29 @@ void mdestroy() {
   }
   mTimer = nullptr;
   mHighRes = false;
+  if (mLowRes) {
+    mLowRes = false;
+    AcquireSRWLockExclusive(&periodLock);
+    if (lowResMs > 0) lowResMs--;  // 0 if a test's reinit() came between
+    updatePeriodLocked();
+    ReleaseSRWLockExclusive(&periodLock);
+  }
   g0Lo = g0Hi = 0;
 }
+
+// osRelax mirrors Go's osRelax: with every P idle (sysmon about to sleep
+// long) or no Run in progress, the 1 ms period is given back; it is taken
+// again when work resumes. A no-op while no low-resolution M lives.
+void osRelax(bool relax) {
+  ensureInit();
+  if (relax) wt::counters.relaxes.fetch_add(1, std::memory_order_relaxed);
+  AcquireSRWLockExclusive(&periodLock);
+  relaxed = relax;
+  updatePeriodLocked();
+  ReleaseSRWLockExclusive(&periodLock);
+}
+
+std::int64_t timerFallbacks() { return fallbacks.load(); }
 
 std::size_t physPageSize() {
   SYSTEM_INFO si;

@@ -1,8 +1,8 @@
 // runtime/os/os_windows_testing.h: test hooks of runtime/os/os_windows.cc.
 // tests/os_windows_test.cc replaces the Windows calls the usleep paths
 // depend on, to force each fault path (no high-resolution timer, a failing
-// SetWaitableTimer, winmm missing) and reads what the OS layer did. Nothing
-// here is meant for programs.
+// SetWaitableTimer, winmm missing, no LOAD_LIBRARY_SEARCH_SYSTEM32) and
+// reads what the OS layer did. Nothing here is meant for programs.
 #ifndef GORT_RUNTIME_OS_OS_WINDOWS_TESTING_H_
 #define GORT_RUNTIME_OS_OS_WINDOWS_TESTING_H_
 
@@ -16,26 +16,32 @@ namespace gort::os::windows_testing {
 struct Hooks {
   // CreateWaitableTimerExW(NULL, NULL, flags, access); returns a HANDLE.
   void* (*createTimer)(std::uint32_t flags, std::uint32_t access);
-  // LoadLibraryW(L"winmm.dll"); returns an HMODULE or nullptr.
+  // winmm.dll from System32 (loadSystemLib); returns an HMODULE or nullptr.
   void* (*loadWinmm)();
+  // Whether LoadLibraryExW takes LOAD_LIBRARY_SEARCH_SYSTEM32; false makes
+  // loadSystemLib load by the system directory's full path instead.
+  bool (*haveSearchSystem32)();
 };
 // hooks: the calls os_windows.cc makes through.
 extern Hooks hooks;
 
 // What the OS layer has done since the last reset(), for assertions.
 struct Counters {
-  std::atomic<std::int64_t> timersCreated{0};   // per-M timers (minit)
-  std::atomic<std::int64_t> timersClosed{0};    // per-M timers (mdestroy)
-  std::atomic<std::int64_t> highResSleeps{0};   // usleep2HighRes completed
-  std::atomic<std::int64_t> lowResSleeps{0};    // usleep2 on an M (incl.
-                                                // fallbacks)
-  std::atomic<std::int64_t> setTimerFailures{0};  // fallbacks to usleep2
-  std::atomic<std::int64_t> timeBeginPeriods{0};  // timeBeginPeriod(1) calls
-  std::atomic<std::int64_t> onG0Sleeps{0};    // on an M's own stack
-  std::atomic<std::int64_t> offG0Sleeps{0};   // on an M, not its own stack
-  std::atomic<std::int64_t> nonMSleeps{0};    // on a thread that is no M
+  std::atomic<std::int64_t> timersCreated{0};        // per-M timers (minit)
+  std::atomic<std::int64_t> timersClosed{0};         // per-M timers (mdestroy)
+  std::atomic<std::int64_t> timerCreateFailures{0};  // Ms left without one
+  std::atomic<std::int64_t> highResSleeps{0};        // usleep2HighRes completed
+  std::atomic<std::int64_t> lowResSleeps{0};         // usleep2 on an M (incl.
+                                                     // fallbacks)
+  std::atomic<std::int64_t> setTimerFailures{0};     // fallbacks to usleep2
+  std::atomic<std::int64_t> timeBeginPeriods{0};     // timeBeginPeriod(1) calls
+  std::atomic<std::int64_t> timeEndPeriods{0};       // timeEndPeriod(1) calls
+  std::atomic<std::int64_t> relaxes{0};              // osRelax(true) calls
+  std::atomic<std::int64_t> onG0Sleeps{0};           // on an M's own stack
+  std::atomic<std::int64_t> offG0Sleeps{0};  // on an M, not its own stack
+  std::atomic<std::int64_t> nonMSleeps{0};   // on a thread that is no M
 };
-// counters: updated by usleep, minit and mdestroy.
+// counters: updated by usleep, minit, mdestroy and osRelax.
 extern Counters counters;
 
 // reinit: runs osinit's probe and resolution again with the current hooks
@@ -46,9 +52,13 @@ void reset();
 // setWaitableTimerEntry: replaces the entry point the trampolines call for
 // SetWaitableTimer (a __stdcall function); nullptr restores the real one.
 void setWaitableTimerEntry(void* fn);
+// setNtWaitForSingleObjectEntry: the same for NtWaitForSingleObject.
+void setNtWaitForSingleObjectEntry(void* fn);
 // haveWinmm: whether winmm.dll was loaded (only the low-resolution path
 // loads it).
 bool haveWinmm();
+// periodIsHeld: whether the OS layer holds timeBeginPeriod(1) now.
+bool periodIsHeld();
 
 }  // namespace gort::os::windows_testing
 

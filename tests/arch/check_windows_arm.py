@@ -12,7 +12,13 @@ on this machine. For each object it checks that:
     (IMAGE_REL_ARM64_PAGEBASE_REL21) + ldr (IMAGE_REL_ARM64_PAGEOFFSET_12L)
     of the global, then blr of the loaded register; arm movw/movt
     (IMAGE_REL_ARM_MOV32T) of the global's address, ldr of it, then blx;
-    there is no other relocation and no direct call or branch;
+    there is no other relocation and no direct call or branch, except the
+    one the contract needs: in gort_usleep2HighRes, a cbz of
+    SetWaitableTimer's result (r0 / w0) forward past the wait, to the
+    epilogue, with the stack as it is there;
+  * gort_usleep2HighRes returns 1 after the wait (a constant written after
+    the last call, never the wait's NTSTATUS: STATUS_SUCCESS is 0) and, on
+    the branch, SetWaitableTimer's 0 untouched, without waiting;
   * the stack stays aligned (8 bytes on arm, 16 on arm64) at every call and
     is back where it started at the return, fifth and sixth arguments are
     stored at [sp] and [sp, #4] before SetWaitableTimer on arm;
@@ -126,6 +132,70 @@ def parse_disassembly(text):
     return funcs
 
 
+# ---- the result register ---------------------------------------------------
+
+class ResultFlow:
+    """Follows the result register (r0 on arm, w0/x0 on arm64) through one
+    function walked in a straight line: its value on the fall-through path,
+    and on the path of the one branch the contract allows (cbz of
+    SetWaitableTimer's result forward to the epilogue), which joins the
+    straight path at its target."""
+
+    def __init__(self, ck, name, regs, sp_of):
+        self.ck, self.name, self.regs = ck, name, regs
+        self.value = ("unset",)
+        self.branch = None
+        self.sp_of = sp_of
+
+    def called(self, api):
+        self.value = ("ret", api)
+
+    def wrote(self, mn, ops):
+        m = re.match(r"\w+, #(\d+)$", ops)
+        if mn.split(".")[0] in ("mov", "movs") and m:
+            self.value = ("const", int(m.group(1)))
+        else:
+            self.value = ("other", mn)
+        if self.branch is not None and self.branch["joined"]:
+            self.branch["value"] = self.value
+
+    def cbz(self, where, off, ops, sp, calls):
+        m = re.match(r"(\w+), 0x([0-9a-f]+)", ops)
+        ok = self.ck.check(m is not None and m.group(1) in self.regs,
+                           "%s: branch on something other than the result "
+                           "register" % where)
+        ok = ok and self.ck.check(
+            self.value == ("ret", "gort_SetWaitableTimer"),
+            "%s: cbz does not test SetWaitableTimer's result (the register "
+            "holds %s)" % (where, self.value))
+        ok = ok and self.ck.check(self.branch is None,
+                                  "%s: a second branch" % where)
+        if not ok:
+            return
+        target = int(m.group(2), 16)
+        self.ck.check(target > off, "%s: branch backwards" % where)
+        self.branch = {"target": target, "sp": sp, "calls": list(calls),
+                       "value": ("zero", self.value[1]), "joined": False,
+                       "where": where}
+
+    def at(self, off, sp):
+        b = self.branch
+        if b is None or b["joined"] or off != b["target"]:
+            return
+        b["joined"] = True
+        self.ck.check(sp == b["sp"], "%s: stack differs at the branch "
+                      "target (%d, %d at the branch)" % (b["where"], sp,
+                                                         b["sp"]))
+
+    def finish(self):
+        b = self.branch
+        if b is not None:
+            self.ck.check(b["joined"], "%s: branch target 0x%x is not an "
+                          "instruction of %s before its return" %
+                          (b["where"], b["target"], self.name))
+        return {"value": self.value, "branch": b}
+
+
 # ---- per-architecture instruction semantics ---------------------------------
 
 def arm_reglist(ops):
@@ -155,11 +225,15 @@ def walk_arm(ck, name, insns, align):
     callee_saved = {"r%d" % i for i in range(4, 12)}
     pending = {}  # register -> global whose address / value it holds
     returned = False
+    flow = ResultFlow(ck, name, ("r0",), None)
     for off, mn, ops, rel in insns:
         base = mn.split(".")[0]
         where = "%s+0x%x: %s %s" % (name, off, mn, ops)
+        flow.at(off, sp)
         ck.check(not returned, "%s: code after the return" % where)
-        if base == "push":
+        if base == "cbz":
+            flow.cbz(where, off, ops, sp, [c for c, _ in calls])
+        elif base == "push":
             regs = arm_reglist(ops)
             saved |= set(regs)
             sp -= 4 * len(regs)
@@ -203,6 +277,7 @@ def walk_arm(ck, name, insns, align):
                         "%s: call target not loaded from an entry-point "
                         "global (movw/movt MOV32T + ldr)" % where):
                 calls.append((pending[r][1], set(stored_stack_args)))
+                flow.called(pending[r][1])
             pending.clear()
         elif base in ("bl", "b", "cbz", "cbnz", "bx") or \
                 re.match(r"^b(eq|ne|cs|cc|mi|pl|hi|ls|ge|lt|gt|le)$", base):
@@ -219,8 +294,10 @@ def walk_arm(ck, name, insns, align):
                 ck.check(False, "%s: unexpected relocation %s" % (where, rel))
         # Writes to callee-saved registers need a save first.
         if base not in ("push", "pop", "str", "strd", "blx", "bx", "cmp",
-                        "tst"):
+                        "tst", "cbz"):
             d = first_reg(ops)
+            if d == "r0":
+                flow.wrote(mn, ops)
             if d in callee_saved:
                 ck.check(d in saved, "%s: writes %s without saving it" %
                          (where, d))
@@ -228,7 +305,7 @@ def walk_arm(ck, name, insns, align):
                 ck.check(False, "%s: sp changed in a way the checker does "
                          "not follow" % where)
     ck.check(returned, "%s: no return found" % name)
-    return calls
+    return calls, flow.finish()
 
 
 def walk_arm64(ck, name, insns, align):
@@ -238,15 +315,19 @@ def walk_arm64(ck, name, insns, align):
     callee_saved = {"x%d" % i for i in range(19, 31)} | {"x29", "x30"}
     pending = {}
     returned = False
+    flow = ResultFlow(ck, name, ("w0", "x0"), None)
     for off, mn, ops, rel in insns:
         where = "%s+0x%x: %s %s" % (name, off, mn, ops)
+        flow.at(off, sp)
         ck.check(not returned, "%s: code after the return" % where)
         ck.check(not re.search(r"\b[wx]18\b", ops),
                  "%s: uses x18 (the TEB on Windows)" % where)
         m = re.match(r"(\w+), (\w+), \[sp, #(-?\d+)\]!$", ops)  # pre-index
         m2 = re.match(r"(\w+), (\w+), \[sp\], #(\d+)$", ops)    # post-index
         m3 = re.match(r"(\w+), \[sp(?:, #(\d+))?\]$", ops)
-        if mn == "stp" and m:
+        if mn == "cbz":
+            flow.cbz(where, off, ops, sp, [c for c, _ in calls])
+        elif mn == "stp" and m:
             saved |= {m.group(1), m.group(2)}
             sp += int(m.group(3))
         elif mn == "ldp" and m2:
@@ -286,6 +367,7 @@ def walk_arm64(ck, name, insns, align):
                         "%s: call target not loaded from an entry-point "
                         "global (adrp + ldr :lo12:)" % where):
                 calls.append((pending[r][1], None))
+                flow.called(pending[r][1])
             pending.clear()
         elif mn in ("bl", "b", "br", "cbz", "cbnz", "tbz", "tbnz") or \
                 mn.startswith("b."):
@@ -293,9 +375,12 @@ def walk_arm64(ck, name, insns, align):
                      "control flow are outside the contract)" % where)
         elif rel:
             ck.check(False, "%s: unexpected relocation %s" % (where, rel))
-        if mn not in ("stp", "str", "ldp", "ret", "blr", "cmp", "tst") and \
+        if mn not in ("stp", "str", "ldp", "ret", "blr", "cmp", "tst",
+                      "cbz") and \
                 not (mn == "ldr" and m3 and m3.group(1) in saved):
             d = first_reg(ops)
+            if d in ("w0", "x0"):
+                flow.wrote(mn, ops)
             if d in callee_saved:
                 ck.check(d in saved, "%s: writes %s without saving it" %
                          (where, d))
@@ -303,10 +388,30 @@ def walk_arm64(ck, name, insns, align):
                 ck.check(False, "%s: sp changed in a way the checker does "
                          "not follow" % where)
     ck.check(returned, "%s: no return found" % name)
-    return calls
+    return calls, flow.finish()
 
 
 # ---- the checks ------------------------------------------------------------
+
+def check_highres_result(ck, arch, result):
+    """gort_usleep2HighRes returns 1 once it has waited, and
+    SetWaitableTimer's 0 without waiting when that call failed."""
+    ck.check(result["value"] == ("const", 1),
+             "%s: gort_usleep2HighRes returns %s after the wait, want the "
+             "constant 1" % (arch, result["value"]))
+    b = result["branch"]
+    if not ck.check(b is not None,
+                    "%s: gort_usleep2HighRes does not test SetWaitableTimer's "
+                    "result (no cbz): a failed SetWaitableTimer would wait "
+                    "forever" % arch):
+        return
+    ck.check(b["calls"] == ["gort_SetWaitableTimer"],
+             "%s: the branch on SetWaitableTimer's result is taken after %s"
+             % (arch, b["calls"]))
+    ck.check(b["value"] == ("zero", "gort_SetWaitableTimer"),
+             "%s: on the failure branch gort_usleep2HighRes returns %s, want "
+             "SetWaitableTimer's 0 untouched" % (arch, b["value"]))
+
 
 def check_target(arch, args):
     t = TARGETS[arch]
@@ -338,10 +443,15 @@ def check_target(arch, args):
     for f in FUNCS:
         if not ck.check(f in dis, "%s: no code for %s" % (arch, f)):
             continue
-        calls = walk(ck, f, dis[f], t["align"])
+        calls, result = walk(ck, f, dis[f], t["align"])
         ck.check([c for c, _ in calls] == CALLS[f],
                  "%s: %s calls %s, want %s" %
                  (arch, f, [c for c, _ in calls], CALLS[f]))
+        if f == "gort_usleep2HighRes":
+            check_highres_result(ck, arch, result)
+        else:
+            ck.check(result["branch"] is None,
+                     "%s: %s branches" % (arch, f))
         if arch == "arm" and f == "gort_usleep2HighRes" and calls:
             stored = calls[0][1]
             ck.check(0 in stored and 4 in stored,

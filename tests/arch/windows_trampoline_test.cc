@@ -9,7 +9,10 @@
 // The mocks record their arguments and the stack pointer, so this checks the
 // due time (-10 * usec, 100 ns units, as a 64-bit value), every argument
 // including the fifth and sixth (on the stack on arm), the call order, the
-// stack alignment at each call, and that the caller's registers survive.
+// stack alignment at each call, that the caller's registers survive, and
+// gort_usleep2HighRes' result: 1 after a wait that returned STATUS_SUCCESS
+// (0, what a signalled timer gives), and 0 without waiting when
+// SetWaitableTimer failed.
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -67,6 +70,8 @@ struct Calls {
   }
 };
 Calls* calls;
+// What MockSetWaitableTimer returns (TRUE, or FALSE for a failed call).
+int setTimerResult = 1;
 
 // The mocks, with the Windows signatures (BOOL and LONG are int, BOOLEAN an
 // unsigned char, LARGE_INTEGER an int64).
@@ -83,7 +88,7 @@ extern "C" int MockSetWaitableTimer(void* timer, const std::int64_t* due,
   c.completionArg = completionArg;
   c.resume = resume;
   calls->push_back(c);
-  return 1;
+  return setTimerResult;
 }
 
 extern "C" int MockNtWaitForSingleObject(void* handle, unsigned char alertable,
@@ -95,7 +100,7 @@ extern "C" int MockNtWaitForSingleObject(void* handle, unsigned char alertable,
   c.hasDue = timeout != nullptr;
   if (timeout != nullptr) c.due = *timeout;
   calls->push_back(c);
-  return 0x102;  // STATUS_TIMEOUT
+  return 0;  // STATUS_SUCCESS: the timer was signalled
 }
 
 extern "C" int MockSwitchToThread() {
@@ -108,7 +113,7 @@ extern "C" int MockSwitchToThread() {
 // The loaded trampolines: code, then a page with the three entry-point slots.
 struct Loaded {
   void (*usleep2)(std::uint32_t) = nullptr;
-  void (*usleep2HighRes)(std::uint32_t, void*) = nullptr;
+  int (*usleep2HighRes)(std::uint32_t, void*) = nullptr;
   void (*switchtothread)() = nullptr;
 };
 
@@ -183,7 +188,7 @@ const Loaded& load() {
       if (name == "gort_usleep2") {
         l.usleep2 = reinterpret_cast<void (*)(std::uint32_t)>(a);
       } else if (name == "gort_usleep2HighRes") {
-        l.usleep2HighRes = reinterpret_cast<void (*)(std::uint32_t, void*)>(a);
+        l.usleep2HighRes = reinterpret_cast<int (*)(std::uint32_t, void*)>(a);
       } else if (name == "gort_switchtothread") {
         l.switchtothread = reinterpret_cast<void (*)()>(a);
       }
@@ -211,7 +216,10 @@ class WindowsTrampolineTest : public ::testing::Test {
     ASSERT_NE(l.usleep2HighRes, nullptr);
     ASSERT_NE(l.switchtothread, nullptr);
   }
-  void TearDown() override { calls = nullptr; }
+  void TearDown() override {
+    calls = nullptr;
+    setTimerResult = 1;
+  }
   Calls calls_;
 };
 
@@ -241,7 +249,10 @@ TEST_F(WindowsTrampolineTest, Usleep2HighResSetsTheTimerThenWaitsOnIt) {
   for (std::uint32_t usec : kUsecs) {
     calls_.clear();
     poisonStack();
-    load().usleep2HighRes(usec, timer);
+    EXPECT_EQ(load().usleep2HighRes(usec, timer), 1)
+        << "usec=" << usec << ": a completed sleep must return 1, not the "
+        << "wait's STATUS_SUCCESS (0), or usleep sleeps again at low "
+        << "resolution";
     ASSERT_EQ(calls_.size(), 2u) << "usec=" << usec;
     const Call& set = calls_[0];
     EXPECT_EQ(set.api, Api::kSetWaitableTimer);
@@ -259,6 +270,20 @@ TEST_F(WindowsTrampolineTest, Usleep2HighResSetsTheTimerThenWaitsOnIt) {
     EXPECT_EQ(wait.alertable, 0);
     EXPECT_FALSE(wait.hasDue) << "waits on the timer with no timeout";
     EXPECT_EQ(wait.sp % kStackAlign, 0u) << "sp=" << wait.sp;
+  }
+}
+
+TEST_F(WindowsTrampolineTest, Usleep2HighResReturnsZeroWithoutWaitingIfNotSet) {
+  void* timer = reinterpret_cast<void*>(0x5a5a0);
+  setTimerResult = 0;  // SetWaitableTimer failed
+  for (std::uint32_t usec : {0u, 1u, 1000u, 0xffffffffu}) {
+    calls_.clear();
+    poisonStack();
+    EXPECT_EQ(load().usleep2HighRes(usec, timer), 0) << "usec=" << usec;
+    ASSERT_EQ(calls_.size(), 1u)
+        << "usec=" << usec << ": waited on a timer that was never set";
+    EXPECT_EQ(calls_[0].api, Api::kSetWaitableTimer);
+    EXPECT_EQ(calls_[0].handle, timer);
   }
 }
 
@@ -295,6 +320,9 @@ void expectRegistersSurvive(Fn fn) {
 
 TEST_F(WindowsTrampolineTest, CallerRegistersSurvive) {
   expectRegistersSurvive([] { load().usleep2(10); });
+  expectRegistersSurvive(
+      [] { load().usleep2HighRes(10, reinterpret_cast<void*>(1)); });
+  setTimerResult = 0;  // the early return restores them too
   expectRegistersSurvive(
       [] { load().usleep2HighRes(10, reinterpret_cast<void*>(1)); });
   expectRegistersSurvive([] { load().switchtothread(); });

@@ -139,7 +139,8 @@ struct Stats {
   std::int64_t preempt_requests = 0;  // Goroutines flagged by sysmon.
   std::int64_t sysmon_wakes = 0;      // Times sysmon's usleep returned.
   std::int64_t block_warnings = 0;    // Blocked-thread warnings printed.
-  UsleepMode usleep = UsleepMode::kLowRes;  // Mode the threads got (not kAuto).
+  int usleep_fallbacks = 0;  // Threads that lost kHighRes: sleep at low res.
+  UsleepMode usleep = UsleepMode::kLowRes;  // kHighRes iff every thread has it.
 };
 
 // Returns the counters of the current Run, or of the last one after it ended.
