@@ -91,6 +91,8 @@ class FlagReader {
   }
   // The current flag's name, without dashes or value.
   const std::string& name() const { return name_; }
+  // Whether the current flag was written with '=value'.
+  bool HasValue() const { return value_.has_value(); }
   // The current flag's value: after '=', else the next argument.
   std::string Value() {
     if (value_) return *value_;
@@ -474,11 +476,10 @@ inline std::string Pad(const std::string& s, std::size_t width,
   return left_align ? s + fill : fill + s;
 }
 
-// Prints rows (the first is the heading) as benchstat does: the name column
+// Lays out rows (the first is the heading) as benchstat does: the name column
 // left-aligned, the others right-aligned, a final "(p=...)" note left as is.
 // Trailing empty cells are dropped.
-inline void PrintTable(std::vector<std::vector<std::string>> rows,
-                       FILE* out = stdout) {
+inline std::string FormatTable(std::vector<std::vector<std::string>> rows) {
   for (auto& row : rows) {
     while (!row.empty() && row.back().empty()) row.pop_back();
   }
@@ -514,7 +515,13 @@ inline void PrintTable(std::vector<std::vector<std::string>> rows,
     }
     text += "\n";
   }
-  std::fputs(text.c_str(), out);
+  return text;
+}
+
+// Prints rows as FormatTable lays them out.
+inline void PrintTable(std::vector<std::vector<std::string>> rows,
+                       FILE* out = stdout) {
+  std::fputs(FormatTable(std::move(rows)).c_str(), out);
 }
 
 }  // namespace gort::bench

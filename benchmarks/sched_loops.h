@@ -21,6 +21,10 @@
 //                  GOMAXPROCS 2 the second P only gets work by stealing.
 //   ParkGoroutines starts `count` goroutines parked on a channel and
 //                  measures the resident memory they take.
+//   SpawnBurst     bursts of goroutines all started before any of them runs,
+//                  then a WaitGroup wait.
+//   Skynet         atemerev/skynet: a 10-ary tree of goroutines over
+//                  unbuffered channels (1 000 000 leaves by default).
 #ifndef GORT_BENCHMARKS_SCHED_LOOPS_H_
 #define GORT_BENCHMARKS_SCHED_LOOPS_H_
 
@@ -201,6 +205,69 @@ inline void FanOut(std::int64_t n) {
       want = sum;
     } else if (sum != want) {
       sched_internal::Fail("FanOut: the results changed between ops");
+    }
+  }
+}
+
+// SpawnBurst's default burst: goroutines started before any of them runs.
+inline constexpr std::int64_t kSpawnBurst = 200'000;
+
+// SpawnBurst: the main goroutine starts `burst` goroutines that each call
+// WaitGroup.Done, then waits for them; with GOMAXPROCS 1 none runs before
+// the wait, so they pile up in the run queues (and the global queue) first.
+// Repeated until n goroutines in all; an op is one goroutine created, run
+// and finished.
+inline void SpawnBurst(std::int64_t n, std::int64_t burst = kSpawnBurst) {
+  gort::WaitGroup wg;
+  for (std::int64_t left = n; left > 0;) {
+    const std::int64_t k = left < burst ? left : burst;
+    wg.Add(static_cast<int>(k));
+    for (std::int64_t i = 0; i < k; ++i) {
+      gort::Go([w = &wg] { w->Done(); });
+    }
+    wg.Wait();
+    left -= k;
+  }
+}
+
+// Skynet's default number of leaves (the 1M-goroutine tree).
+inline constexpr std::int64_t kSkynetLeaves = 1'000'000;
+
+namespace sched_internal {
+
+// One node of the skynet tree: a leaf sends its number, an inner node
+// starts 10 children on a fresh unbuffered channel, sums their answers and
+// sends the sum on c.
+inline void SkynetNode(gort::Chan<std::int64_t> c, std::int64_t num,
+                       std::int64_t size) {
+  if (size == 1) {
+    c.Send(num);
+    return;
+  }
+  constexpr std::int64_t kDiv = 10;
+  auto rc = gort::MakeChan<std::int64_t>();
+  for (std::int64_t i = 0; i < kDiv; ++i) {
+    const std::int64_t sub = num + i * (size / kDiv);
+    gort::Go([rc, sub, size] { SkynetNode(rc, sub, size / kDiv); });
+  }
+  std::int64_t sum = 0;
+  for (std::int64_t i = 0; i < kDiv; ++i) sum += rc.Recv();
+  c.Send(sum);
+}
+
+}  // namespace sched_internal
+
+// Skynet (github.com/atemerev/skynet): n times, a tree of goroutines with
+// `leaves` leaves (a power of 10), each inner node having 10 children and
+// every edge an unbuffered channel; the leaves send their numbers, the
+// inner nodes their sums. An op is one whole tree (1 111 111 goroutines for
+// a million leaves); the root's sum is checked.
+inline void Skynet(std::int64_t n, std::int64_t leaves = kSkynetLeaves) {
+  for (std::int64_t i = 0; i < n; ++i) {
+    auto c = gort::MakeChan<std::int64_t>();
+    gort::Go([c, leaves] { sched_internal::SkynetNode(c, 0, leaves); });
+    if (c.Recv() != leaves * (leaves - 1) / 2) {
+      sched_internal::Fail("Skynet: the sum of the leaves is wrong");
     }
   }
 }

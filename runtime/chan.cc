@@ -49,7 +49,7 @@ bool park(hchan* c, waitq* q, void* ep, waitReason reason)
     unlock(&c->lock);
     throw Panic("gort: blocking channel operation outside a goroutine");
   }
-  sudog* mysg = acquireSudog();
+  sudog* mysg = acquireSudog(gp->m->p);
   mysg->elem = ep;
   mysg->g = gp;
   mysg->c = c;
@@ -59,11 +59,12 @@ bool park(hchan* c, waitq* q, void* ep, waitReason reason)
   chanref(c);  // the parked waiter keeps the channel alive
   gp->parkingOnChan = true;
   gopark(chanparkcommit, &c->lock, reason);
-  gp = getg();
+  // gp is still this goroutine, now possibly on another M: its P is read
+  // afresh, without another getg().
   gp->waiting = nullptr;
   gp->param = nullptr;
   bool success = mysg->success;
-  releaseSudog(mysg);
+  releaseSudog(mysg, gp->m->p);
   return success;
 }
 }  // namespace

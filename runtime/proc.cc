@@ -130,6 +130,7 @@ G* newproc1(internal::Func fn, G* callergp) {
 // gfput mirrors Go's gfput: keep dead Gs with their stacks per P, spilling
 // half to the global list past kGFreeLocalMax.
 void gfput(P* pp, G* gp) {
+  stackcacheput(pp, &gp->stack);  // for the next G that starts stackless
   gp->schedlink = pp->gFree;
   pp->gFree = gp;
   if (++pp->gFreeN < kGFreeLocalMax) return;
@@ -192,8 +193,11 @@ void gfpurge(P* pp) {
 
 // acquireSudog mirrors Go's acquireSudog: per-P cache, refilled from the
 // central cache, so channel waits do not allocate in steady state.
-sudog* acquireSudog() {
-  P* pp = getg()->m->p;
+sudog* acquireSudog() { return acquireSudog(getg()->m->p); }
+
+// acquireSudog with the caller's P, which a caller that already holds its G
+// passes to save a getg() (a call, kept out of line on purpose).
+sudog* acquireSudog(P* pp) {
   if (pp->nsudog == 0) {
     lock(&sched.sudoglock);
     while (pp->nsudog < kSudogCacheSize / 2 && sched.sudogcache != nullptr) {
@@ -210,9 +214,11 @@ sudog* acquireSudog() {
 }
 
 // releaseSudog mirrors Go's releaseSudog.
-void releaseSudog(sudog* s) {
+void releaseSudog(sudog* s) { releaseSudog(s, getg()->m->p); }
+
+// releaseSudog onto pp, the caller's P.
+void releaseSudog(sudog* s, P* pp) {
   *s = sudog{};
-  P* pp = getg()->m->p;
   if (pp->nsudog == kSudogCacheSize) {
     sudog* first = nullptr;
     sudog* last = nullptr;
@@ -377,10 +383,15 @@ void execute(G* gp, bool inheritTime) {
   gp->m = mp;
   casgstatus(gp, _Grunnable, _Grunning);
   if (!inheritTime) {
-    mp->p->schedtick.fetch_add(1, std::memory_order_relaxed);
+    // Only the P's owner writes schedtick (sysmon reads it), so a plain
+    // increment will do, as in Go: no locked read-modify-write per switch.
+    auto& tick = mp->p->schedtick;
+    tick.store(tick.load(std::memory_order_relaxed) + 1,
+               std::memory_order_relaxed);
   }
   if (gp->ctx == nullptr) {
-    if (gp->stack.base == nullptr && !stackalloc(&gp->stack, stackSizeSetting)) {
+    if (gp->stack.base == nullptr && !stacktake(mp->p, &gp->stack) &&
+        !stackalloc(&gp->stack, stackSizeSetting)) {
       throw_("out of memory allocating a goroutine stack");
     }
     gostart(gp);

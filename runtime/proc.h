@@ -58,7 +58,9 @@ std::uint32_t fastrandn(std::uint32_t n);
 void casgstatus(G* gp, std::uint32_t oldval, std::uint32_t newval);
 std::uint32_t readgstatus(G* gp);
 sudog* acquireSudog();
+sudog* acquireSudog(P* pp);  // pp: the calling goroutine's P
 void releaseSudog(sudog* s);
+void releaseSudog(sudog* s, P* pp);
 void allgadd(G* gp);
 void gfput(P* pp, G* gp);
 G* gfget(P* pp);
@@ -143,6 +145,8 @@ std::int64_t timeSleepUntil();
 
 // --- stack.cc ---
 bool stackalloc(os::Stack* s, std::size_t size);
+bool stacktake(P* pp, os::Stack* s);  // a dead G's stack from pp's free list
+void stackcacheput(P* pp, os::Stack* s);  // park a dead G's stack on pp
 void stackfree(os::Stack* s);
 void stackfreeall(bool retain);
 bool stackcanaryok(const os::Stack* s);  // no canary, or it is intact

@@ -148,6 +148,7 @@ struct M {
 
 inline constexpr int kRunqSize = 256;
 inline constexpr int kSudogCacheSize = 128;
+inline constexpr int kStackCacheSize = 16;
 inline constexpr int kGFreeLocalMax = 64;
 
 // P mirrors Go's p.
@@ -188,6 +189,11 @@ struct P {
   // Free Gs with stacks (Go's p.gFree).
   G* gFree = nullptr;
   std::int32_t gFreeN = 0;
+
+  // Stacks of dead Gs waiting for a G that starts without one (the part of
+  // Go's per-P stackcache that gort needs; stack.cc).
+  os::Stack stackcache[kStackCacheSize];
+  std::int32_t nstackcache = 0;
 
   // sudog cache (Go's p.sudogcache).
   sudog* sudogcache[kSudogCacheSize];

@@ -7,7 +7,11 @@
 // (runtime/os/context.h): slabs of mapped stacks with guard pages for
 // fcontext, Windows' own fibre stacks for fibres. Stacks are kept with their
 // Gs (gfput/gfget keep a dead G's stack), so steady-state spawning allocates
-// nothing; they go back to the OS when Run ends.
+// nothing; they go back to the OS when Run ends. Where the backend's stacks
+// can change hands (fcontext's can, a fibre's cannot), a dead G's stack
+// waits in its P's stack cache (or, when that is full, with the G on the
+// free lists) for the next G that starts without one, so a burst reuses a
+// few hot stacks.
 #include "os/context.h"
 #include "os/os.h"
 #include "panic.h"
@@ -49,5 +53,36 @@ void stackfree(os::Stack* s) { os::stackFree(s); }
 // thread abandoned in a syscall still runs on one of them, so they are kept
 // mapped for good instead.
 void stackfreeall(bool retain) { os::stackFreeAll(retain); }
+
+// stackcacheput plays the part of Go's per-P stackcache: a dead G's stack
+// waits in pp's cache, while there is room, for the next G that starts
+// without one, rather than riding with the G into newproc1 and idling on a
+// goroutine that has not started (Skynet's wide levels, bursts).
+void stackcacheput(P* pp, os::Stack* s) {
+  if (!os::stacksShareable()) return;
+  if (s->base == nullptr || pp->nstackcache == kStackCacheSize) return;
+  pp->stackcache[pp->nstackcache++] = *s;
+  *s = {};
+}
+
+// stacktake finds a stack for a G that is about to run for the first time
+// without one: from pp's cache, else the stack of the dead G at the head of
+// pp's free list (the goroutine that exited last on this P, its top page
+// resident and hot in the cache), instead of touching a fresh stack. Without
+// it every goroutine of a burst faults in a page of its own. A donor stays
+// on the free list, stackless.
+bool stacktake(P* pp, os::Stack* s) {
+  if (!os::stacksShareable()) return false;
+  if (pp->nstackcache > 0) {
+    *s = pp->stackcache[--pp->nstackcache];
+    pp->stackcache[pp->nstackcache] = {};
+    return true;
+  }
+  G* donor = pp->gFree;
+  if (donor == nullptr || donor->stack.base == nullptr) return false;
+  *s = donor->stack;
+  donor->stack = {};
+  return true;
+}
 
 }  // namespace gort::runtime

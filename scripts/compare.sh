@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # gort against Go 1.19 on the same benchmarks, side by side in one run:
 # builds gort-compare and its Go twin gortbench-go (benchmarks/go, with
-# Debian's golang-go) in Release, then runs them interleaved at GOMAXPROCS 1
-# and 2 and prints Go benchmark lines and one table per GOMAXPROCS (medians,
-# spread, ratio gort/Go, target met or missed). Takes about 4 minutes.
+# Debian's golang-go) in Release, then runs them in random order within
+# each round at GOMAXPROCS 1 to the CPU count, Go both as shipped and with
+# 1 ns timer slack, and prints Go benchmark lines and one table per
+# GOMAXPROCS (medians, paired ratios against both Go columns, the 95%
+# confidence interval of the judged ratio, verdict met/missed/inconclusive).
+# Takes about 15 minutes on 2 CPUs (inconclusive rows get more rounds).
 #
 # Extra arguments go to gort-compare, e.g.:
 #   scripts/compare.sh --bench='Ping|Gosched' --count=10 --benchtime=1s
+#   scripts/compare.sh --markdown --note='...'   # rewrite docs/performance.md
 #   scripts/compare.sh --smoke
 # Set GORT_BUILD_DIR to build elsewhere than build/release (it is configured
 # with the project's defaults plus -DGORT_BUILD_TESTS=OFF when it is not the
@@ -24,4 +28,7 @@ else
 fi
 # gort-compare depends on gortbench_go, the `go build` of benchmarks/go.
 cmake --build "$build_dir" --target gort-compare
+# Recorded by --markdown as the command that produced the results.
+GORT_COMPARE_COMMAND="scripts/compare.sh $*"
+export GORT_COMPARE_COMMAND
 exec "$build_dir/benchmarks/gort-compare" "$@"

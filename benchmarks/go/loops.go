@@ -296,3 +296,64 @@ func parkGoroutines(count int64) parkResult {
 	st.exited.Wait()
 	return r
 }
+
+// spawnBurstDefault is spawnBurst's default burst.
+const spawnBurstDefault = 200000
+
+// spawnBurst: the main goroutine starts burst goroutines that each call
+// WaitGroup.Done, then waits for them; with GOMAXPROCS 1 none runs before
+// the wait. Repeated until n goroutines in all; an op is one goroutine
+// created, run and finished.
+func spawnBurst(n, burst int64) {
+	var wg sync.WaitGroup
+	for left := n; left > 0; {
+		k := burst
+		if left < k {
+			k = left
+		}
+		wg.Add(int(k))
+		for i := int64(0); i < k; i++ {
+			go func() {
+				wg.Done()
+			}()
+		}
+		wg.Wait()
+		left -= k
+	}
+}
+
+// skynetLeavesDefault is skynet's default number of leaves.
+const skynetLeavesDefault = 1000000
+
+// skynetNode is one node of the skynet tree (github.com/atemerev/skynet):
+// a leaf sends its number, an inner node starts 10 children on a fresh
+// unbuffered channel, sums their answers and sends the sum on c.
+func skynetNode(c chan int64, num, size int64) {
+	if size == 1 {
+		c <- num
+		return
+	}
+	const div = 10
+	rc := make(chan int64)
+	for i := int64(0); i < div; i++ {
+		sub := num + i*(size/div)
+		go skynetNode(rc, sub, size/div)
+	}
+	sum := int64(0)
+	for i := 0; i < div; i++ {
+		sum += <-rc
+	}
+	c <- sum
+}
+
+// skynet: n times, a tree of goroutines with leaves leaves; an op is one
+// whole tree. The root's sum is checked.
+func skynet(n, leaves int64) {
+	for i := int64(0); i < n; i++ {
+		c := make(chan int64)
+		go skynetNode(c, 0, leaves)
+		if <-c != leaves*(leaves-1)/2 {
+			fail("Skynet: the sum of the leaves is wrong")
+		}
+	}
+}

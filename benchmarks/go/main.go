@@ -43,6 +43,10 @@ type benchmark struct {
 	name       string
 	loop       func(n int64)
 	goroutines int64 // Park benchmarks: how many goroutines to park.
+	// Sized loops (SpawnBurst, Skynet): the loop and its default size,
+	// which -goroutines overrides.
+	sized func(n, size int64)
+	size  int64
 }
 
 var benchmarks = []benchmark{
@@ -55,6 +59,8 @@ var benchmarks = []benchmark{
 	{name: "Select2", loop: select2},
 	{name: "ChanContended", loop: chanContended},
 	{name: "FanOut", loop: fanOut},
+	{name: "SpawnBurst", sized: spawnBurst, size: spawnBurstDefault},
+	{name: "Skynet", sized: skynet, size: skynetLeavesDefault},
 	{name: "Park100k", goroutines: 100000},
 	{name: "Park1M", goroutines: 1000000},
 }
@@ -149,7 +155,7 @@ func main() {
 	name := flag.String("bench", "", "the benchmark to run (see -list)")
 	benchtime := flag.String("benchtime", "1s", "target time of the last timed run (e.g. 500ms), or a fixed count such as 100x")
 	procs := flag.Int("procs", 0, "GOMAXPROCS (0: leave as set by $GOMAXPROCS)")
-	goroutines := flag.Int64("goroutines", 0, "Park benchmarks: goroutines to park (0: as the name says)")
+	goroutines := flag.Int64("goroutines", 0, "Park: goroutines to park; SpawnBurst: the burst; Skynet: the leaves (0: the default)")
 	list := flag.Bool("list", false, "list the benchmarks and exit")
 	version := flag.Bool("version", false, "print the Go version and exit")
 	flag.Parse()
@@ -183,6 +189,13 @@ func main() {
 		runtime.GOMAXPROCS(*procs)
 	}
 
+	if bench.sized != nil {
+		size := bench.size
+		if *goroutines > 0 {
+			size = *goroutines
+		}
+		bench.loop = func(n int64) { bench.sized(n, size) }
+	}
 	if bench.loop == nil {
 		count := bench.goroutines
 		if *goroutines > 0 {

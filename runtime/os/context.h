@@ -45,6 +45,10 @@ bool stackAlloc(Stack* s, std::size_t size, ContextEntry entry);
 // stackIntact: false if s has a canary and something wrote over it (the
 // goroutine ran below its stack); true for guarded stacks.
 bool stackIntact(const Stack* s);
+// stacksShareable: whether a stack may pass from one goroutine to another
+// (the runtime's per-P stack cache); false where a stack is bound to its
+// own context (fibres).
+bool stacksShareable();
 // stackFree: *s's goroutine is gone for good; forgets the stack (the backend
 // may keep its memory until stackFreeAll). Go's stackfree, OS part.
 void stackFree(Stack* s);

@@ -67,6 +67,9 @@ void stackFree(Stack* s) {
   *s = {};
 }
 
+// stacksShareable: a fibre resumes only in its own G's loop.
+bool stacksShareable() { return false; }
+
 // stackIntact: fibre stacks always have Windows' guard page, no canary.
 bool stackIntact(const Stack*) { return true; }
 
