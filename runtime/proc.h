@@ -102,10 +102,30 @@ void schedtrace(bool detailed);
 const char* waitReasonString(waitReason r);
 
 // --- proc_run.cc ---
-std::int32_t initialProcs(int maxprocs, bool verbose);
+// initialProcs: GOMAXPROCS at Run's start; *custom tells whether
+// Options.maxprocs or $GOMAXPROCS chose it.
+std::int32_t initialProcs(int maxprocs, bool verbose, bool* custom = nullptr);
 // exitEvent wakes Run's thread waiting for the Ms to end: an M exited, or
 // entered a syscall while the Run is exiting.
 void exitEvent();
+
+// --- proc_maxprocs.cc: the default GOMAXPROCS ---
+// Set once GOMAXPROCS was chosen (Options, $GOMAXPROCS, GOMAXPROCS(n)):
+// sysmon then leaves it alone.
+extern std::atomic<bool> customGOMAXPROCS;
+// adjustCgroupGOMAXPROCS mirrors Go's: procs capped by a cgroup limit (in
+// CPUs; <= 0 none) rounded up, but never capped below 2.
+std::int32_t adjustCgroupGOMAXPROCS(std::int32_t procs, double limit);
+// defaultGOMAXPROCS mirrors Go's: the affinity's CPU count, adjusted for
+// the cgroup limit (the cgroup found by maxprocsinit if cached).
+std::int32_t defaultGOMAXPROCS(bool cached);
+// maxprocsinit finds the cgroup at Run's start and records `custom`.
+void maxprocsinit(bool custom);
+// sysmonUpdateGOMAXPROCS mirrors Go's: about once a second, resize to
+// defaultGOMAXPROCS if it changed and no custom value is set.
+void sysmonUpdateGOMAXPROCS(std::int64_t now);
+// setCgroupRootForTest makes the runtime read cgroup files under root.
+void setCgroupRootForTest(const char* root);
 
 // --- proc_resize.cc: stop the world and resize ---
 P* procresize(std::int32_t nprocs);
@@ -136,6 +156,9 @@ void reportTimerFallbacks();
 
 // --- time.cc: timers ---
 void addtimer(timer* t);
+bool deltimer(timer* t);
+bool modtimer(timer* t, std::int64_t when, std::int64_t period);
+std::int64_t whenAfter(std::int64_t ns);
 std::int64_t checkTimers(P* pp, std::int64_t now, bool* ran);
 std::int64_t nextTimerWhen();
 void moveTimers(P* to, P* from);

@@ -169,6 +169,7 @@ int GOMAXPROCS(int n) {
     throw Panic("gort: GOMAXPROCS called outside a goroutine");
   }
   if (n > kMaxGomaxprocs) n = kMaxGomaxprocs;
+  customGOMAXPROCS.store(true);  // sysmon no longer adjusts it (Go 1.25)
   std::int32_t ret = gomaxprocs.load();
   if (n == ret) return ret;
   stopTheWorld();

@@ -48,10 +48,10 @@ void warn(const std::string& msg) {
 
 }  // namespace
 
-// initialProcs reads Options.maxprocs, then $GOMAXPROCS (Go's schedinit).
-std::int32_t initialProcs(int maxprocs, bool verbose) {
-  std::int32_t ncpu = os::getproccount();
-  if (ncpu > kMaxGomaxprocs) ncpu = kMaxGomaxprocs;
+// initialProcs reads Options.maxprocs, then $GOMAXPROCS, else takes the
+// default, which respects CPU affinity and cgroup limits (Go's schedinit).
+std::int32_t initialProcs(int maxprocs, bool verbose, bool* custom) {
+  if (custom != nullptr) *custom = true;
   if (maxprocs > 0) {
     if (maxprocs > kMaxGomaxprocs) {
       if (verbose) {
@@ -63,11 +63,16 @@ std::int32_t initialProcs(int maxprocs, bool verbose) {
     return maxprocs;
   }
   const char* env = os::getenv("GOMAXPROCS");
-  if (env == nullptr) return ncpu;
+  if (env == nullptr) {
+    if (custom != nullptr) *custom = false;
+    return defaultGOMAXPROCS(false);
+  }
   char* end = nullptr;
   errno = 0;
   long n = std::strtol(env, &end, 10);
   if (*env == '\0' || *end != '\0' || errno == ERANGE || n <= 0) {
+    std::int32_t ncpu = defaultGOMAXPROCS(false);
+    if (custom != nullptr) *custom = false;
     if (verbose) {
       warn("ignoring invalid GOMAXPROCS=\"" + std::string(env) +
            "\" (want a positive integer); using " + std::to_string(ncpu));
@@ -154,8 +159,11 @@ void schedinit(const Options& o) ABSL_NO_THREAD_SAFETY_ANALYSIS {
     warn("high-resolution usleep is not available; using low resolution");
   }
   timerMode = high ? os::TimerMode::kHighRes : os::TimerMode::kLowRes;
+  bool custom = false;
+  std::int32_t procs = initialProcs(o.maxprocs, true, &custom);
+  maxprocsinit(custom);
   lock(&sched.lock);
-  procresize(initialProcs(o.maxprocs, true));
+  procresize(procs);
   unlock(&sched.lock);
 }
 

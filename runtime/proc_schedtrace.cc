@@ -61,6 +61,9 @@ const char* waitReasonString(waitReason r) {
     case waitReason::semacquire: return "semacquire";
     case waitReason::syncMutexLock: return "sync.Mutex.Lock";
     case waitReason::syncWaitGroupWait: return "sync.WaitGroup.Wait";
+    case waitReason::syncCondWait: return "sync.Cond.Wait";
+    case waitReason::syncRWMutexRLock: return "sync.RWMutex.RLock";
+    case waitReason::syncRWMutexLock: return "sync.RWMutex.Lock";
   }
   return "?";
 }

@@ -209,6 +209,10 @@ void sysmon() {
           unlock(&sched.lock);
           std::int64_t sleep = kForceGCPeriodHalf;
           if (next - now < sleep) sleep = next - now;
+          // Wake for the GOMAXPROCS check (sysmonUpdateGOMAXPROCS).
+          if (!customGOMAXPROCS.load() && sleep > 1'000'000'000) {
+            sleep = 1'000'000'000;
+          }
           bool relax = sleep >= kOsRelaxMinNS;
           if (relax) os::osRelax(true);
           notetsleep(&sched.sysmonnote, sleep);
@@ -228,6 +232,7 @@ void sysmon() {
     // goroutine that does not yield. Start an M for them (Go 1.19 does).
     if (timeSleepUntil() < now) startm(nullptr, false);
     if (debug.usleepdebug > 0) reportTimerFallbacks();
+    sysmonUpdateGOMAXPROCS(now);
     if (retake(now) != 0) {
       idle = 0;
     } else {

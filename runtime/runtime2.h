@@ -65,16 +65,29 @@ enum class waitReason : std::uint8_t {
   semacquire,
   syncMutexLock,
   syncWaitGroupWait,
+  syncCondWait,
+  syncRWMutexRLock,
+  syncRWMutexLock,
 };
 
-// timer: one pending call of f(arg, seq) at `when` on a P's heap (Go's
-// timer, without modification or deletion: gort's timers only ever fire).
+// timer: a call of f(arg, seq) at `when` on a P's heap, repeated every
+// `period` ns if period > 0 (Go's timer). pp and idx say where it waits;
+// instead of Go's status machine, deltimer and modtimer take the P's
+// timersLock (and `lock` orders modifications of one timer).
 struct timer {
-  std::int64_t when = 0;
+  std::int64_t when = 0;    // under pp->timersLock while pending
+  std::int64_t period = 0;  // > 0: re-armed after each call (a Ticker)
   void (*f)(void* arg, std::uintptr_t seq) = nullptr;
   void* arg = nullptr;
   std::uintptr_t seq = 0;
-  void (*drop)(timer* t) = nullptr;  // frees a timer dropped unfired at exit
+  // A timer with an owner (time.h's Timer and Ticker) is counted: the heap
+  // holds a reference while the timer is pending and a call of f holds one
+  // while it runs. Both nullptr for Sleep's timer, which lives in its G.
+  void (*ref)(timer* t) = nullptr;
+  void (*unref)(timer* t) = nullptr;
+  std::atomic<P*> pp{nullptr};  // the P whose heap holds it; nullptr if none
+  std::uint32_t idx = 0;        // index in pp's heap, under pp->timersLock
+  mutex lock;                   // held by deltimer/modtimer callers
 };
 
 // sudog: a G waiting on a channel or semaphore, with the element it sends or
@@ -84,7 +97,7 @@ struct sudog {
   sudog* next = nullptr;
   sudog* prev = nullptr;
   void* elem = nullptr;  // data element (may point into the G's stack)
-  std::uintptr_t ticket = 0;  // semaphore address for sema.cc
+  std::uintptr_t ticket = 0;  // a Cond waiter's ticket (sema.cc)
   bool isSelect = false;
   bool success = false;  // for channels: woken by a value, not by close
   sudog* waitlink = nullptr;  // g.waiting list (select)

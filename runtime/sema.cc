@@ -8,6 +8,12 @@
 // per address; gort keeps one FIFO list per root and skips other addresses
 // when dequeuing, which is simpler and fine for the few addresses a root
 // sees at once.
+//
+// A Cond's notify list (Go's notifyList, also in sema.go) keeps its tickets
+// in the Cond and its parked waiters in the semaphore root of its address,
+// under that root's lock: a waiter's sudog names the list in elem and its
+// ticket in ticket. A list and a semaphore never share an address, so the
+// two kinds of waiter cannot be mistaken for each other.
 #include "sema.h"
 
 #include <atomic>
@@ -140,6 +146,121 @@ void clearSemaphores() ABSL_NO_THREAD_SAFETY_ANALYSIS {
     root.head = root.tail = nullptr;
     root.nwait.store(0);
   }
+}
+
+}  // namespace gort::runtime
+
+namespace gort::runtime {
+
+namespace {
+
+// lessTicket mirrors Go's less: a < b for tickets that wrap around.
+bool lessTicket(std::uint32_t a, std::uint32_t b) {
+  return static_cast<std::int32_t>(a - b) < 0;
+}
+
+// unlinkWaiter takes s out of root's list.
+void unlinkWaiter(semaRoot* root, sudog* s)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(root->lock) {
+  if (s->prev != nullptr) {
+    s->prev->next = s->next;
+  } else {
+    root->head = s->next;
+  }
+  if (s->next != nullptr) {
+    s->next->prev = s->prev;
+  } else {
+    root->tail = s->prev;
+  }
+  s->next = s->prev = nullptr;
+}
+
+}  // namespace
+
+std::uint32_t notifyListAdd(internal::notifyList* l) {
+  return l->wait.fetch_add(1, std::memory_order_acq_rel);
+}
+
+void notifyListWait(internal::notifyList* l, std::uint32_t t) {
+  if (getcurg() == nullptr) {
+    throw gort::Panic("gort: blocking call outside a goroutine");
+  }
+  void* addr = l;
+  semaRoot* root = semroot(reinterpret_cast<std::uint32_t*>(addr));
+  lock(&root->lock);
+  if (lessTicket(t, l->notify.load(std::memory_order_relaxed))) {
+    unlock(&root->lock);  // already notified
+    return;
+  }
+  sudog* s = acquireSudog();
+  s->g = getg();
+  s->elem = addr;
+  s->ticket = t;
+  s->next = nullptr;
+  s->prev = root->tail;
+  if (root->tail != nullptr) {
+    root->tail->next = s;
+  } else {
+    root->head = s;
+  }
+  root->tail = s;
+  goparkunlock(&root->lock, waitReason::syncCondWait);
+  releaseSudog(s);
+}
+
+void notifyListNotifyAll(internal::notifyList* l) {
+  if (l->wait.load(std::memory_order_acquire) ==
+      l->notify.load(std::memory_order_acquire)) {
+    return;  // nobody waits since the last notification
+  }
+  void* addr = l;
+  semaRoot* root = semroot(reinterpret_cast<std::uint32_t*>(addr));
+  sudog* woken = nullptr;
+  lock(&root->lock);
+  l->notify.store(l->wait.load(std::memory_order_acquire),
+                  std::memory_order_release);
+  for (sudog* s = root->head; s != nullptr;) {
+    sudog* next = s->next;
+    if (s->elem == addr) {
+      unlinkWaiter(root, s);
+      s->next = woken;
+      woken = s;
+    }
+    s = next;
+  }
+  unlock(&root->lock);
+  while (woken != nullptr) {
+    sudog* next = woken->next;  // woken may be released once readied
+    goready(woken->g);
+    woken = next;
+  }
+}
+
+void notifyListNotifyOne(internal::notifyList* l) {
+  if (l->wait.load(std::memory_order_acquire) ==
+      l->notify.load(std::memory_order_acquire)) {
+    return;
+  }
+  void* addr = l;
+  semaRoot* root = semroot(reinterpret_cast<std::uint32_t*>(addr));
+  lock(&root->lock);
+  std::uint32_t t = l->notify.load(std::memory_order_relaxed);
+  if (t == l->wait.load(std::memory_order_acquire)) {
+    unlock(&root->lock);
+    return;
+  }
+  l->notify.store(t + 1, std::memory_order_release);
+  // The holder of ticket t may not have parked yet; then notifyListWait
+  // sees the ticket notified and returns at once.
+  for (sudog* s = root->head; s != nullptr; s = s->next) {
+    if (s->elem == addr && s->ticket == t) {
+      unlinkWaiter(root, s);
+      unlock(&root->lock);
+      goready(s->g);
+      return;
+    }
+  }
+  unlock(&root->lock);
 }
 
 }  // namespace gort::runtime

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "gort/sync.h"
 #include "runtime2.h"
 
 namespace gort::runtime {
@@ -15,6 +16,17 @@ void semacquire(std::uint32_t* addr,
 // semrelease increments *addr and readies one goroutine waiting on it (Go's
 // semrelease1).
 void semrelease(std::uint32_t* addr);
+
+// notifyListAdd takes the next ticket of l (Go's notifyListAdd); the caller
+// then unlocks its Mutex and calls notifyListWait with the ticket.
+std::uint32_t notifyListAdd(internal::notifyList* l);
+// notifyListWait parks until ticket t of l is notified (Go's notifyListWait).
+void notifyListWait(internal::notifyList* l, std::uint32_t t);
+// notifyListNotifyAll wakes every waiter of l (Go's notifyListNotifyAll).
+void notifyListNotifyAll(internal::notifyList* l);
+// notifyListNotifyOne wakes the waiter holding the oldest unnotified ticket
+// (Go's notifyListNotifyOne).
+void notifyListNotifyOne(internal::notifyList* l);
 
 }  // namespace gort::runtime
 

@@ -1,19 +1,25 @@
-// runtime/time.cc: per-P timers, Sleep and After (Go's time.go and
-// runtime's time.Sleep / time.After support).
+// runtime/time.cc: per-P timers and Sleep (Go's runtime/time.go and
+// time.Sleep's support).
 //
-// Each P keeps a heap of timers ordered by when, under its own timersLock,
-// and publishes the earliest when in timer0When so that other Ms can tell
-// without locking whether a P has work due. findrunnable runs due timers of
-// its own P and, while stealing, of the others. Timer functions run on g0
-// with a P held (they ready goroutines or send on a channel). Differences
-// from Go: gort's timers are never stopped or modified, only added and run,
-// so there is no timer status machine; the heap is binary, not 4-ary.
+// Each P keeps a 4-ary heap of timers ordered by when, under its own
+// timersLock, and publishes the earliest when in timer0When so that other
+// Ms can tell without locking whether a P has work due. findrunnable runs
+// due timers of its own P and, while stealing, of the others. Timer
+// functions run on g0 with a P held (they ready goroutines, send on a
+// channel or start a goroutine). Differences from Go 1.19: no status
+// machine and no lazily deleted timers. A timer records the P whose heap
+// holds it and its index there, so deltimer removes it at once under that
+// P's lock, and modtimer is deltimer followed by addtimer on the caller's P;
+// a per-timer lock orders concurrent Stop and Reset calls. Timer and Ticker
+// (sleep.cc) build on these.
+
+#include "gort/time.h"
+
 #include <algorithm>
 #include <limits>
 
 #include "gort/internal/chan_impl.h"
 #include "gort/runtime.h"
-#include "gort/time.h"
 #include "panic.h"
 #include "proc.h"
 
@@ -21,11 +27,86 @@ namespace gort::runtime {
 
 namespace {
 
-bool laterThan(const timer* a, const timer* b) { return a->when > b->when; }
-
+// updateTimer0When mirrors Go's updateTimer0When.
 void updateTimer0When(P* pp) ABSL_EXCLUSIVE_LOCKS_REQUIRED(pp->timersLock) {
   pp->timer0When.store(pp->timers.empty() ? 0 : pp->timers.front()->when,
                        std::memory_order_release);
+}
+
+// siftupTimer mirrors Go's siftupTimer: moves timers[i] up the 4-ary heap.
+void siftupTimer(std::vector<timer*>& h, std::size_t i) {
+  timer* t = h[i];
+  while (i > 0) {
+    std::size_t p = (i - 1) / 4;
+    if (t->when >= h[p]->when) break;
+    h[i] = h[p];
+    h[i]->idx = static_cast<std::uint32_t>(i);
+    i = p;
+  }
+  h[i] = t;
+  t->idx = static_cast<std::uint32_t>(i);
+}
+
+// siftdownTimer mirrors Go's siftdownTimer: moves timers[i] down.
+void siftdownTimer(std::vector<timer*>& h, std::size_t i) {
+  timer* t = h[i];
+  const std::size_t n = h.size();
+  for (;;) {
+    std::size_t c = 4 * i + 1;
+    if (c >= n) break;
+    std::size_t best = c;
+    for (std::size_t k = c + 1; k < c + 4 && k < n; k++) {
+      if (h[k]->when < h[best]->when) best = k;
+    }
+    if (h[best]->when >= t->when) break;
+    h[i] = h[best];
+    h[i]->idx = static_cast<std::uint32_t>(i);
+    i = best;
+  }
+  h[i] = t;
+  t->idx = static_cast<std::uint32_t>(i);
+}
+
+// doaddtimer mirrors Go's doaddtimer: t joins pp's heap.
+void doaddtimer(P* pp, timer* t) ABSL_EXCLUSIVE_LOCKS_REQUIRED(pp->timersLock) {
+  pp->timers.push_back(t);
+  t->pp.store(pp, std::memory_order_release);
+  siftupTimer(pp->timers, pp->timers.size() - 1);
+  updateTimer0When(pp);
+}
+
+// dodeltimer mirrors Go's dodeltimer: takes timers[i] out of pp's heap.
+void dodeltimer(P* pp, std::size_t i)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(pp->timersLock) {
+  std::vector<timer*>& h = pp->timers;
+  h[i]->pp.store(nullptr, std::memory_order_release);
+  std::size_t last = h.size() - 1;
+  if (i != last) {
+    h[i] = h[last];
+    h[i]->idx = static_cast<std::uint32_t>(i);
+  }
+  h.pop_back();
+  if (i != last) {
+    siftupTimer(h, i);
+    siftdownTimer(h, i);
+  }
+  updateTimer0When(pp);
+}
+
+// unlinktimer takes t off whichever heap holds it; false if none does.
+// The heap's reference passes to the caller.
+bool unlinktimer(timer* t) {
+  for (;;) {
+    P* pp = t->pp.load(std::memory_order_acquire);
+    if (pp == nullptr) return false;
+    lock(&pp->timersLock);
+    if (t->pp.load(std::memory_order_relaxed) == pp) {
+      dodeltimer(pp, t->idx);
+      unlock(&pp->timersLock);
+      return true;
+    }
+    unlock(&pp->timersLock);  // it fired or moved meanwhile: look again
+  }
 }
 
 // goroutineReady mirrors Go's goroutineReady: the Sleep timer's function.
@@ -40,31 +121,58 @@ bool resetForSleep(G* gp, void*) {
   return true;
 }
 
+}  // namespace
+
+// whenAfter mirrors Go's time.when: now + ns, saturating; now for ns <= 0.
 std::int64_t whenAfter(std::int64_t ns) {
   std::int64_t now = os::nanotime();
+  if (ns <= 0) return now;
   if (ns > std::numeric_limits<std::int64_t>::max() - now) {
     return std::numeric_limits<std::int64_t>::max();
   }
   return now + ns;
 }
 
-}  // namespace
-
-// addtimer mirrors Go's addtimer / doaddtimer: on the current P's heap.
+// addtimer mirrors Go's addtimer / doaddtimer: on the current P's heap. A
+// counted timer's caller has taken the reference the heap now holds.
 void addtimer(timer* t) {
   P* pp = getg()->m->p;
   std::int64_t when = t->when;  // t may fire and be reused once unlocked
   lock(&pp->timersLock);
-  pp->timers.push_back(t);
-  std::push_heap(pp->timers.begin(), pp->timers.end(), laterThan);
-  updateTimer0When(pp);
+  doaddtimer(pp, t);
   unlock(&pp->timersLock);
   wakeTimerSleeper(when);
 }
 
-// checkTimers mirrors Go's checkTimers: run pp's due timers; returns the
-// next when (0 if none) and sets *ran if any ran. now == 0 means "read the
-// clock if a timer is pending", which keeps nanotime off the hot path.
+// deltimer mirrors Go's deltimer: reports whether t was pending, and if so
+// removes it and drops the heap's reference. A call of f already under way
+// is not waited for (in Go 1.19 it is not either).
+bool deltimer(timer* t) {
+  lock(&t->lock);
+  bool pending = unlinktimer(t);
+  unlock(&t->lock);
+  if (pending && t->unref != nullptr) t->unref(t);
+  return pending;
+}
+
+// modtimer mirrors Go's modtimer: t, pending or not, is set to fire at when
+// (then every period ns if period > 0) on the caller's P; reports whether
+// it was pending.
+bool modtimer(timer* t, std::int64_t when, std::int64_t period) {
+  lock(&t->lock);
+  bool pending = unlinktimer(t);
+  if (!pending && t->ref != nullptr) t->ref(t);  // the heap's reference
+  t->when = when;
+  t->period = period;
+  addtimer(t);
+  unlock(&t->lock);
+  return pending;
+}
+
+// checkTimers mirrors Go's checkTimers and runOneTimer: run pp's due
+// timers; returns the next when (0 if none) and sets *ran if any ran.
+// now == 0 means "read the clock if a timer is pending", which keeps
+// nanotime off the hot path.
 std::int64_t checkTimers(P* pp, std::int64_t now, bool* ran) {
   std::int64_t next = pp->timer0When.load(std::memory_order_acquire);
   if (next == 0) return 0;
@@ -72,12 +180,31 @@ std::int64_t checkTimers(P* pp, std::int64_t now, bool* ran) {
   if (now < next) return next;
   lock(&pp->timersLock);
   while (!pp->timers.empty() && pp->timers.front()->when <= now) {
-    std::pop_heap(pp->timers.begin(), pp->timers.end(), laterThan);
-    timer* t = pp->timers.back();
-    pp->timers.pop_back();
-    updateTimer0When(pp);
+    timer* t = pp->timers.front();
+    void (*f)(void*, std::uintptr_t) = t->f;
+    void* arg = t->arg;
+    std::uintptr_t seq = t->seq;
+    void (*unref)(timer*) = t->unref;  // a Sleep timer may be reused after f
+    if (t->period > 0) {
+      // Stays in the heap, next due at the first multiple of period after
+      // now: ticks nobody could take in time are skipped, not queued.
+      std::int64_t delta = now - t->when;
+      std::int64_t steps = 1 + delta / t->period;
+      if (steps >
+          (std::numeric_limits<std::int64_t>::max() - t->when) / t->period) {
+        t->when = std::numeric_limits<std::int64_t>::max();
+      } else {
+        t->when += steps * t->period;
+      }
+      siftdownTimer(pp->timers, 0);
+      updateTimer0When(pp);
+      if (t->ref != nullptr) t->ref(t);  // for the call below
+    } else {
+      dodeltimer(pp, 0);  // the heap's reference passes to the call
+    }
     unlock(&pp->timersLock);
-    t->f(t->arg, t->seq);  // may add timers, to this very P
+    f(arg, seq);  // may add timers, to this very P
+    if (unref != nullptr) unref(t);
     *ran = true;
     lock(&pp->timersLock);
   }
@@ -121,6 +248,7 @@ void wakeTimerSleeper(std::int64_t when) {
 }
 
 // moveTimers mirrors Go's moveTimers: a destroyed P's timers go to `to`.
+// The world is stopped, so nothing looks for them meanwhile.
 void moveTimers(P* to, P* from) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   lock(&from->timersLock);
   std::vector<timer*> moved;
@@ -128,24 +256,22 @@ void moveTimers(P* to, P* from) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   updateTimer0When(from);
   unlock(&from->timersLock);
   lock(&to->timersLock);
-  for (timer* t : moved) {
-    to->timers.push_back(t);
-    std::push_heap(to->timers.begin(), to->timers.end(), laterThan);
-  }
-  updateTimer0When(to);
+  for (timer* t : moved) doaddtimer(to, t);
   unlock(&to->timersLock);
 }
 
 // dropTimers discards pp's pending timers when Run ends (Go's exit simply
-// never runs them).
+// never runs them), dropping the heap's references.
 void dropTimers(P* pp) {
   lock(&pp->timersLock);
-  for (timer* t : pp->timers) {
-    if (t->drop != nullptr) t->drop(t);
-  }
-  pp->timers.clear();
+  std::vector<timer*> dropped;
+  dropped.swap(pp->timers);
+  for (timer* t : dropped) t->pp.store(nullptr, std::memory_order_release);
   updateTimer0When(pp);
   unlock(&pp->timersLock);
+  for (timer* t : dropped) {
+    if (t->unref != nullptr) t->unref(t);
+  }
 }
 
 }  // namespace gort::runtime
@@ -167,45 +293,6 @@ void Sleep(std::chrono::nanoseconds d) {
   t->f = goroutineReady;
   t->arg = gp;
   gopark(resetForSleep, nullptr, waitReason::sleep);
-}
-
-namespace {
-// sendTime mirrors Go's sendTime: a non-blocking send of the current time.
-void sendTime(void* arg, std::uintptr_t) {
-  auto* t = static_cast<timer*>(arg);
-  auto* c = static_cast<internal::hchan*>(reinterpret_cast<void*>(t->seq));
-  std::int64_t now = os::nanotime();
-  internal::scase sc{c, &now, true};
-  std::uint16_t order[2];
-  bool ok;
-  internal::selectgo(&sc, 1, order, false, &ok);
-  internal::chanunref(c);
-  delete t;
-}
-
-void dropAfterTimer(timer* t) {
-  internal::chanunref(
-      static_cast<internal::hchan*>(reinterpret_cast<void*>(t->seq)));
-  delete t;
-}
-}  // namespace
-
-// After mirrors Go's time.After / NewTimer: a capacity-1 channel and a
-// timer that sends on it.
-Chan<std::int64_t> After(std::chrono::nanoseconds d) {
-  if (getcurg() == nullptr) {
-    throw Panic("gort: After called outside a goroutine");
-  }
-  Chan<std::int64_t> c = MakeChan<std::int64_t>(1);
-  internal::chanref(c.raw());
-  auto* t = new timer;
-  t->when = whenAfter(d.count() > 0 ? d.count() : 0);
-  t->f = sendTime;
-  t->arg = t;
-  t->seq = reinterpret_cast<std::uintptr_t>(c.raw());
-  t->drop = dropAfterTimer;
-  addtimer(t);
-  return c;
 }
 
 }  // namespace gort

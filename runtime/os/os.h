@@ -33,6 +33,17 @@ std::int64_t nanotime();
 // getproccount: CPUs this process may run on (Go's getproccount).
 int getproccount();
 
+// cgroupFindCPU: finds the cgroup directory whose files limit the calling
+// process's CPU time (Go 1.25's cgroup.FindCPU), reading every file under
+// the path prefix root ("" for the real system; tests pass a fake tree).
+// Writes the directory, root included, to dir (n bytes) and returns its
+// cgroup version, 1 or 2; 0 if there is none (and on other OSes).
+int cgroupFindCPU(const char* root, char* dir, std::size_t n);
+// cgroupReadCPULimit: the CPU limit set in dir (v2 cpu.max, v1
+// cpu.cfs_quota_us / cpu.cfs_period_us) in CPUs, fractional; 0 if there is
+// no limit, -1 if it cannot be read (Go's cgroup.ReadCPULimit).
+double cgroupReadCPULimit(const char* dir, int version);
+
 // An OS thread handle.
 struct Thread {
   std::uintptr_t handle = 0;

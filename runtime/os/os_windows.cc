@@ -387,6 +387,11 @@ int getproccount() {
                                      : 1;
 }
 
+// Windows has no cgroups (job objects' CPU rate limits are not read, as Go
+// does not read them): no limit.
+int cgroupFindCPU(const char*, char*, std::size_t) { return 0; }
+double cgroupReadCPULimit(const char*, int) { return -1; }
+
 namespace {
 DWORD WINAPI threadEntry(LPVOID p) {
   Thread* t = static_cast<Thread*>(p);

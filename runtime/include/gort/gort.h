@@ -1,9 +1,11 @@
-// gort/gort.h: everything gort offers: goroutines, channels, select, timers,
-// WaitGroup and Mutex, on a port of Go's G/M/P scheduler.
+// gort/gort.h: everything gort offers: goroutines, channels, select, timers
+// and tickers, contexts, WaitGroup, Mutex, RWMutex, Cond and Once, on a port
+// of Go's G/M/P scheduler.
 #ifndef GORT_GORT_H_
 #define GORT_GORT_H_
 
 #include "gort/chan.h"
+#include "gort/context.h"
 #include "gort/runtime.h"
 #include "gort/select.h"
 #include "gort/sync.h"
