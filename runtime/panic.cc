@@ -8,6 +8,7 @@
 #include "os/os.h"
 #include "proc.h"
 #include "race.h"
+#include "traceback.h"
 
 namespace gort::runtime {
 
@@ -63,6 +64,7 @@ void initFaultHandler() {
 }
 
 void dieFatal() {
+  tracebackFatal();
   const char* tb = os::getenv("GOTRACEBACK");
   if (tb != nullptr && std::strcmp(tb, "crash") == 0) os::crash();
   os::exit(2);

@@ -22,10 +22,12 @@
 #include "gort/runtime.h"
 
 #include "os/os.h"
+#include "os/traceback.h"
 #include "panic.h"
 #include "proc.h"
 #include "race.h"
 #include "trace.h"
+#include "traceback.h"
 
 namespace gort::runtime {
 
@@ -99,7 +101,7 @@ void allgadd(G* gp) {
 // newproc1 mirrors Go's newproc1. The stack is not allocated here but at
 // the first execute (Go allocates 2 KiB at once; gort's stacks are larger,
 // so a burst of spawned-but-not-started Gs costs no stacks).
-G* newproc1(internal::Func fn, G* callergp) {
+G* newproc1(internal::Func fn, G* callergp, const void* gopc) {
   P* pp = callergp != nullptr ? callergp->m->p : nullptr;
   G* newg = gfget(pp);
   if (newg == nullptr) {
@@ -110,6 +112,7 @@ G* newproc1(internal::Func fn, G* callergp) {
   newg->fn = std::move(fn);
   newg->ctx = nullptr;
   newg->preempt.store(false, std::memory_order_relaxed);
+  newg->gopc.store(gopc, std::memory_order_relaxed);
   if (pp != nullptr) {
     if (pp->goidcache == pp->goidcacheend) {
       pp->goidcache = sched.goidgen.fetch_add(kGoidCacheBatch) + 1;
@@ -248,6 +251,7 @@ static void dropg(M* mp) {
 // park_m mirrors Go's park_m: on g0, after gp switched out.
 static G* park_m(G* gp) {
   M* mp = getg()->m;
+  gp->waitsince = os::nanotimeCoarse();  // for the dump's "N minutes"
   casgstatus(gp, _Grunning, _Gwaiting);
   traceGoPark(gp);
   dropg(mp);
@@ -350,7 +354,10 @@ static G* goexit0(G* gp) {
   gp->param = nullptr;
   sched.ngoroutines.fetch_sub(1, std::memory_order_relaxed);
   racegoexit(gp);
+  bool locked = gp->lockedm != nullptr;
+  gp->lockedm = nullptr;
   gfput(mp->p, gp);
+  if (locked) lockedexit(mp);  // the thread goes with it (Go's goexit0)
   return nullptr;
 }
 
@@ -381,7 +388,9 @@ void execute(G* gp, bool inheritTime) {
   M* mp = getg()->m;
   mp->curg.store(gp, std::memory_order_release);  // sysmon may read gp
   gp->m = mp;
+  executeEnter(mp);  // a goroutine dump may be walking gp's stack
   casgstatus(gp, _Grunnable, _Grunning);
+  executeLeave(mp);
   if (!inheritTime) {
     // Only the P's owner writes schedtick (sysmon reads it), so a plain
     // increment will do, as in Go: no locked read-modify-write per switch.
@@ -407,6 +416,11 @@ void schedule() {
   bool inheritTime = false;
   for (;;) {
     if (sched.exiting.load(std::memory_order_acquire)) mexit(mp);
+    if (next == nullptr && mp->lockedg != nullptr) {
+      stoplockedm();  // wired to a G: wait for it alone (Go's schedule)
+      next = mp->lockedg;
+      inheritTime = false;
+    }
     if (next == nullptr) {
       if (sched.gcwaiting.load(std::memory_order_acquire)) {
         gcstopm();
@@ -414,6 +428,11 @@ void schedule() {
       }
       next = findrunnable(&inheritTime);
       if (mp->spinning) resetspinning();
+      if (next->lockedm != nullptr) {
+        startlockedm(next);  // its own M runs it; this M parks
+        next = nullptr;
+        continue;
+      }
     }
     G* gp = next;
     execute(gp, inheritTime);

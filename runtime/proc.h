@@ -40,7 +40,7 @@ void usleepOnG0(std::uint32_t usec);  // on a goroutine: usleep on g0
 struct goexitUnwind {};
 
 // --- proc.cc: goroutines ---
-G* newproc1(internal::Func fn, G* callergp);
+G* newproc1(internal::Func fn, G* callergp, const void* gopc = nullptr);
 void gopark(bool (*unlockf)(G*, void*), void* lock, waitReason reason);
 void goparkunlock(mutex* l, waitReason reason) ABSL_UNLOCK_FUNCTION(l);
 void goready(G* gp);
@@ -88,6 +88,12 @@ void incidlelocked(std::int32_t v) ABSL_LOCKS_EXCLUDED(sched.lock);
 void gcstopm();
 [[noreturn]] void mexit(M* mp);
 [[noreturn]] void parkForever();
+
+// --- proc_lockosthread.cc: LockOSThread ---
+void stoplockedm();
+void startlockedm(G* gp);
+[[noreturn]] void lockedexit(M* mp);
+void wakeLockedMs() ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock);
 
 // --- proc_schedtrace.cc: GODEBUG ---
 struct dbgVars {

@@ -23,6 +23,7 @@
 #include "proc.h"
 #include "race.h"
 #include "trace.h"
+#include "traceback.h"
 
 namespace gort::runtime {
 
@@ -151,6 +152,7 @@ void resetSched() ABSL_NO_THREAD_SAFETY_ANALYSIS {
 void schedinit(const Options& o) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   resetSched();
   initFaultHandler();
+  initQuitHandler();
   parsedebugvars();
   traceStartRun();
   stackSizeSetting = stackSizeFor(o.stack_size);
@@ -172,6 +174,7 @@ void schedinit(const Options& o) ABSL_NO_THREAD_SAFETY_ANALYSIS {
 bool wakeAllForExit() ABSL_NO_THREAD_SAFETY_ANALYSIS {
   lock(&sched.lock);
   while (M* mp = mget()) notewakeup(&mp->park);
+  wakeLockedMs();
   if (sched.sysmonwait.load()) {
     sched.sysmonwait.store(false);
     notewakeup(&sched.sysmonnote);
@@ -347,13 +350,17 @@ void internal::RunMain(internal::Func main, const Options& options) {
 }
 
 void internal::NewProc(internal::Func fn) {
+  NewProc(std::move(fn), __builtin_return_address(0));
+}
+
+void internal::NewProc(internal::Func fn, const void* pc) {
   G* gp = getcurg();
   if (gp == nullptr) {
     if (!running.load() || getg() != nullptr) {
       throw Panic("gort: Go called outside gort::Run");
     }
     // From a thread that is not the runtime's: queue globally.
-    G* newg = newproc1(std::move(fn), nullptr);
+    G* newg = newproc1(std::move(fn), nullptr, pc);
     lock(&sched.lock);
     globrunqput(newg);
     unlock(&sched.lock);
@@ -364,7 +371,7 @@ void internal::NewProc(internal::Func fn) {
   // goroutines that each spawn the next and exit would inherit one time
   // slice forever (runnext) and starve every other goroutine on the P.
   goschedIfPreempted();
-  G* newg = newproc1(std::move(fn), gp);
+  G* newg = newproc1(std::move(fn), gp, pc);
   runqput(gp->m->p, newg, true);
   wakep();
 }

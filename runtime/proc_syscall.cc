@@ -67,6 +67,10 @@ G* exitsyscall0(G* gp) {
     wakeSysmon();
     return gp;
   }
+  if (mp->lockedg != nullptr) {
+    stoplockedm();  // wait for gp alone (Go's exitsyscall0)
+    return gp;
+  }
   stopm();
   return nullptr;
 }

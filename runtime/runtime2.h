@@ -127,6 +127,11 @@ struct G {
   bool unwinding = false;  // Run ended: unwind this stack (proc_run.cc)
   void* raceFiber = nullptr;      // ThreadSanitizer's fiber (race.h)
   void* asanFakeStack = nullptr;  // AddressSanitizer's switch state
+  M* lockedm = nullptr;  // the M this G is wired to (LockOSThread)
+  // Return address of the Go call that made it (atomic: a dump reads it
+  // while the G may be recycled).
+  std::atomic<const void*> gopc{nullptr};
+  std::int64_t waitsince = 0;  // coarse time it parked (traceback.cc)
 };
 
 // M mirrors Go's m.
@@ -157,6 +162,15 @@ struct M {
   const void* g0StackLo = nullptr;  // g0's stack, for AddressSanitizer
   std::size_t g0StackSize = 0;
   traceBuf* tracebuf = nullptr;  // execution trace buffer (trace.cc)
+  G* lockedg = nullptr;             // the G wired to this M (LockOSThread)
+  std::uint32_t lockedExt = 0;      // LockOSThread nesting count
+  // Under sched.lock: in stoplockedm, and whether its park note was already
+  // woken (by startlockedm, or by Run's end), so only one wakes it.
+  bool lockedIdle = false;
+  bool lockedWoken = false;
+  // Set around execute's status change, so a goroutine dump can stop Gs
+  // from starting while it walks their stacks (traceback.cc).
+  std::atomic<bool> executing{false};
 };
 
 inline constexpr int kRunqSize = 256;
@@ -225,8 +239,8 @@ struct schedt {
 
   M* midle ABSL_GUARDED_BY(lock) = nullptr;
   std::int32_t nmidle ABSL_GUARDED_BY(lock) = 0;
-  // Go counts idle Ms locked to a G here; gort has no LockOSThread, so only
-  // retake moves it (below zero while it holds a P in limbo).
+  // Idle Ms locked to a G (stoplockedm), as in Go; retake also moves it
+  // (below zero while it holds a P in limbo).
   std::int32_t nmidlelocked ABSL_GUARDED_BY(lock) = 0;
   std::int64_t mnext ABSL_GUARDED_BY(lock) = 0;  // ids; also Ms created
   std::int32_t nmsys ABSL_GUARDED_BY(lock) = 0;  // system Ms (sysmon)

@@ -46,6 +46,8 @@ using Func = absl::AnyInvocable<void() &&>;
 void RunMain(Func main, const Options& options);
 // Starts fn as a new goroutine (Go's newproc).
 void NewProc(Func fn);
+// The same, recording pc (the Go call's return address) for "created by".
+void NewProc(Func fn, const void* pc);
 // Go's entersyscall, called before a syscall that may block briefly.
 void EnterSyscall();
 // Go's entersyscallblock: hands the P off at once.
@@ -90,20 +92,35 @@ void Run(F&& main, const Options& options = {}) {
   internal::RunMain(internal::Func(std::forward<F>(main)), options);
 }
 
-// Starts fn as a new goroutine (Go's `go fn()`); fn may be move-only.
+// Starts fn as a new goroutine (Go's `go fn()`); fn may be move-only. Never
+// inlined, so that a goroutine dump can name the function that called it.
 template <class F>
-void Go(F&& fn) {
-  internal::NewProc(internal::Func(std::forward<F>(fn)));
+[[gnu::noinline]] void Go(F&& fn) {
+  internal::NewProc(internal::Func(std::forward<F>(fn)),
+                    __builtin_return_address(0));
 }
 
 // Yields the processor so other goroutines may run (runtime.Gosched).
 void Gosched();
+
+// Wires the calling goroutine to its thread: no other goroutine runs there
+// until as many UnlockOSThread calls; ending while wired ends the thread
+// (runtime.LockOSThread).
+void LockOSThread();
+
+// Undoes one LockOSThread; does nothing if there is none
+// (runtime.UnlockOSThread).
+void UnlockOSThread();
 
 // Parks the calling goroutine for at least d (time.Sleep).
 void Sleep(std::chrono::nanoseconds d);
 
 // Sets the number of Ps to n and returns the previous value; n < 1 queries.
 int GOMAXPROCS(int n);
+
+// The calling goroutine's stack, and with all every other goroutine's, as
+// Go's runtime.Stack formats them; inside a Run only.
+std::string Stack(bool all);
 
 // Number of goroutines that exist, main included (runtime.NumGoroutine).
 int NumGoroutine();

@@ -1,0 +1,52 @@
+// runtime/os/traceback.h: what the goroutine dump (runtime/traceback.cc)
+// needs from the OS and the architecture: walking a stack into return
+// addresses, naming those addresses, and the quit signal (Go's
+// traceback.go relies on its own symbol table and signal_unix.go; gort uses
+// the platform's unwinder and debug information). No system header here.
+#ifndef GORT_RUNTIME_OS_TRACEBACK_H_
+#define GORT_RUNTIME_OS_TRACEBACK_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace gort::os {
+
+// tracebackParked: the return addresses of a goroutine switched out with
+// saved context ctx on the stack [lo, hi), innermost first, at most max;
+// returns how many, or -1 when this target cannot walk a parked stack.
+int tracebackParked(void* ctx, const void* lo, const void* hi,
+                    std::uintptr_t* pcs, int max);
+// tracebackSelf: the return addresses of the calling thread's own stack,
+// innermost first; hi (may be nullptr) is the top of the goroutine stack it
+// runs on, where the walk stops. Returns how many, or -1 as above.
+int tracebackSelf(const void* lo, const void* hi, std::uintptr_t* pcs,
+                  int max);
+
+// One frame at a return address: function (demangled), source file and
+// line, and, for the real (outermost) function only, its module and the
+// return address's offset in it. Inlined calls make several frames.
+struct Symbol {
+  std::string function;
+  std::string file;  // empty if no line information
+  int line = 0;
+  std::string module;
+  std::uintptr_t offset = 0;
+};
+// symbolize: the frames of the call that returns to pc, innermost first (the
+// functions inlined there, then the real one), at most max; 0 if nothing is
+// known. Not async-signal-safe (reads debug information, allocates).
+int symbolize(std::uintptr_t pc, Symbol* out, int max);
+
+// installQuitHandler: on SIGQUIT (Windows: Ctrl-Break in a console), calls
+// onQuit from the signal handler; onQuit must be async-signal-safe.
+// Returns false where the OS has no such signal.
+bool installQuitHandler(void (*onQuit)());
+
+// nanotimeCoarse: a monotonic clock in nanoseconds, cheap and precise to a
+// few milliseconds only (for how long a goroutine has been parked).
+std::int64_t nanotimeCoarse();
+
+}  // namespace gort::os
+
+#endif  // GORT_RUNTIME_OS_TRACEBACK_H_

@@ -1,0 +1,373 @@
+// runtime/os/traceback_linux.cc: the Linux side of runtime/os/traceback.h.
+//
+// Stacks are walked by the compiler's own unwinder (_Unwind_Backtrace, from
+// libgcc), which follows the DWARF call-frame information every function
+// carries, so user code compiled without frame pointers walks as well. A
+// parked goroutine is walked through gort_unwind_parked
+// (runtime/arch/traceback_linux_<goarch>.S), whose call-frame information
+// names the goroutine's saved context as its caller; targets without that
+// trampoline report -1 and the dump says the stack is unavailable.
+//
+// A goroutine stack ends in gentry, called from the trampoline Boost's
+// make_fcontext put at the very top of the stack (the trampoline's CFA is
+// the top, rounded down to 16 on amd64): the walk stops at that frame,
+// before the unwinder would read past the stack, and wherever a frame
+// leaves [lo, hi).
+//
+// Symbols come from libdw (elfutils) when the build found it: function,
+// source file and line, from the executable's and libraries' debug
+// information; without it, dladdr's dynamic symbols only.
+#include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+#include <unwind.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cxxabi.h>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#if defined(GORT_HAVE_LIBDW)
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#endif
+
+#include "os/traceback.h"
+
+#if defined(__x86_64__)
+#define GORT_HAVE_UNWIND_PARKED 1
+extern "C" void gort_unwind_parked(void* ctx, void (*fn)(void*), void* arg);
+#endif
+
+namespace gort::os {
+
+namespace {
+
+struct Walk {
+  std::uintptr_t* pcs;
+  int max;
+  int n = 0;
+  std::uintptr_t lo = 0;  // the stack's bounds; hi == 0: unbounded
+  std::uintptr_t hi = 0;
+  int skip = 0;           // frames to drop first
+  bool parked = false;    // drop frames up to gort_unwind_parked's
+};
+
+_Unwind_Reason_Code walkFrame(_Unwind_Context* ctx, void* arg) {
+  Walk* w = static_cast<Walk*>(arg);
+  int beforeInsn = 0;
+  std::uintptr_t ip = _Unwind_GetIPInfo(ctx, &beforeInsn);
+  std::uintptr_t cfa = _Unwind_GetCFA(ctx);
+#if defined(GORT_HAVE_UNWIND_PARKED)
+  if (w->parked) {
+    // Frames on the dumping thread's stack, then the trampoline itself.
+    if (_Unwind_GetRegionStart(ctx) ==
+        reinterpret_cast<std::uintptr_t>(&gort_unwind_parked)) {
+      w->parked = false;
+    }
+    return _URC_NO_REASON;
+  }
+#endif
+  if (w->skip > 0) {
+    w->skip--;
+    return _URC_NO_REASON;
+  }
+  if (ip == 0) return _URC_END_OF_STACK;
+  // The frame whose CFA is the top of the stack is make_fcontext's
+  // trampoline, below gentry: not a real frame, and unwinding it would read
+  // past the stack.
+  if (w->hi != 0 && (cfa <= w->lo || cfa >= (w->hi & ~std::uintptr_t{15}))) {
+    return _URC_END_OF_STACK;
+  }
+  w->pcs[w->n++] = ip;
+  return w->n == w->max ? _URC_END_OF_STACK : _URC_NO_REASON;
+}
+
+#if defined(GORT_HAVE_UNWIND_PARKED)
+void walkFromTrampoline(void* arg) {
+  _Unwind_Backtrace(walkFrame, arg);
+}
+#endif
+
+}  // namespace
+
+int tracebackParked(void* ctx, const void* lo, const void* hi,
+                    std::uintptr_t* pcs, int max) {
+#if defined(GORT_HAVE_UNWIND_PARKED)
+  if (ctx == nullptr || max <= 0) return 0;
+  Walk w{pcs, max};
+  w.lo = reinterpret_cast<std::uintptr_t>(lo);
+  w.hi = reinterpret_cast<std::uintptr_t>(hi);
+  w.parked = true;
+  std::uintptr_t c = reinterpret_cast<std::uintptr_t>(ctx);
+  if (c <= w.lo || c + 0x40 > w.hi) return 0;  // not on its stack: corrupt
+  gort_unwind_parked(ctx, walkFromTrampoline, &w);
+  return w.n;
+#else
+  (void)ctx, (void)lo, (void)hi, (void)pcs, (void)max;
+  return -1;
+#endif
+}
+
+int tracebackSelf(const void* lo, const void* hi, std::uintptr_t* pcs,
+                  int max) {
+#if !defined(GORT_HAVE_UNWIND_PARKED)
+  // Where the bottom of a goroutine stack has not been checked (the stop at
+  // make_fcontext's frame above), do not walk it either.
+  (void)lo, (void)hi, (void)pcs, (void)max;
+  return -1;
+#endif
+  if (max <= 0) return 0;
+  Walk w{pcs, max};
+  w.lo = reinterpret_cast<std::uintptr_t>(lo);
+  w.hi = reinterpret_cast<std::uintptr_t>(hi);
+  w.skip = 1;  // this function
+  _Unwind_Backtrace(walkFrame, &w);
+  return w.n;
+}
+
+namespace {
+
+std::string demangle(const char* name) {
+  int status = 0;
+  char* d = abi::__cxa_demangle(name, nullptr, nullptr, &status);
+  if (d == nullptr) return name;
+  std::string s(d);
+  std::free(d);
+  return s;
+}
+
+std::mutex symMu;  // libdw's session and the cache are not thread-safe
+
+#if defined(GORT_HAVE_LIBDW)
+Dwfl* session() {
+  static Dwfl* dwfl = nullptr;
+  static char* debuginfoPath = nullptr;
+  static const Dwfl_Callbacks callbacks = {
+      dwfl_linux_proc_find_elf, dwfl_standard_find_debuginfo, nullptr,
+      &debuginfoPath};
+  if (dwfl == nullptr) {
+    dwfl = dwfl_begin(&callbacks);
+    if (dwfl == nullptr) return nullptr;
+  }
+  // Re-read the mappings each time: libraries may have been loaded since.
+  dwfl_report_begin(dwfl);
+  dwfl_linux_proc_report(dwfl, getpid());
+  dwfl_report_end(dwfl, nullptr, nullptr);
+  return dwfl;
+}
+#endif
+
+}  // namespace
+
+#if defined(GORT_HAVE_LIBDW)
+// dieName: a subprogram's name, mangled if it has a linkage name, following
+// DW_AT_abstract_origin and DW_AT_specification.
+const char* dieName(Dwarf_Die* die) {
+  Dwarf_Attribute attr;
+  for (int at : {DW_AT_linkage_name, DW_AT_MIPS_linkage_name, DW_AT_name}) {
+    if (dwarf_attr_integrate(die, at, &attr) != nullptr) {
+      if (const char* s = dwarf_formstring(&attr)) return s;
+    }
+  }
+  return nullptr;
+}
+
+// concreteChain appends to chain the subprogram and inlined-call DIEs
+// whose code holds pc, outermost first (dwarf_getscopes would continue
+// through an inlined function's abstract definition instead).
+void concreteChain(Dwarf_Die* parent, Dwarf_Addr pc, Dwarf_Die* chain,
+                   int* n, int max) {
+  Dwarf_Die child;
+  if (dwarf_child(parent, &child) != 0) return;
+  do {
+    switch (dwarf_tag(&child)) {
+      case DW_TAG_namespace:
+      case DW_TAG_class_type:
+      case DW_TAG_structure_type:
+        concreteChain(&child, pc, chain, n, max);
+        break;
+      case DW_TAG_subprogram:
+      case DW_TAG_inlined_subroutine:
+      case DW_TAG_lexical_block:
+        if (dwarf_haspc(&child, pc) <= 0) break;
+        if (dwarf_tag(&child) != DW_TAG_lexical_block && *n < max) {
+          chain[(*n)++] = child;
+        }
+        concreteChain(&child, pc, chain, n, max);
+        return;  // only one sibling holds pc
+      default:
+        break;
+    }
+  } while (dwarf_siblingof(&child, &child) == 0);
+}
+
+// expandInlined splits the frame at address `call` into the functions
+// inlined there, innermost first; frame i > 0 is at the call site of frame
+// i - 1. The outermost frame is named by the caller (its symbol).
+int expandInlined(Dwfl_Module* mod, Dwarf_Addr call, Symbol* out, int max) {
+  Dwarf_Addr bias = 0;
+  Dwarf_Die* cu = dwfl_module_addrdie(mod, call, &bias);
+  if (cu == nullptr) return 0;
+  constexpr int kMaxChain = 32;
+  Dwarf_Die chain[kMaxChain];
+  int nchain = 0;
+  concreteChain(cu, call - bias, chain, &nchain, kMaxChain);
+  Dwarf_Files* files = nullptr;
+  std::size_t nfiles = 0;
+  dwarf_getsrcfiles(cu, &files, &nfiles);
+  int n = 0;
+  for (int i = nchain - 1; i >= 0 && n < max; i--) {
+    const char* name = dieName(&chain[i]);
+    out[n].function = name != nullptr ? demangle(name) : std::string("?");
+    n++;
+    if (dwarf_tag(&chain[i]) != DW_TAG_inlined_subroutine) break;
+    Dwarf_Attribute attr;
+    Dwarf_Word file = 0, line = 0;
+    if (n < max && files != nullptr &&
+        dwarf_formudata(dwarf_attr(&chain[i], DW_AT_call_file, &attr),
+                        &file) == 0 &&
+        dwarf_formudata(dwarf_attr(&chain[i], DW_AT_call_line, &attr),
+                        &line) == 0) {
+      if (const char* f = dwarf_filesrc(files, file, nullptr, nullptr)) {
+        out[n].file = f;
+        out[n].line = static_cast<int>(line);
+      }
+    }
+  }
+  return n;
+}
+#endif
+
+namespace {
+int symbolize1(std::uintptr_t pc, Symbol* out, int max);
+}  // namespace
+
+// symbolize caches each address's frames: dumps repeat the same few return
+// addresses, and reading DWARF is the slow part of a dump.
+int symbolize(std::uintptr_t pc, Symbol* out, int max) {
+  if (max <= 0) return 0;
+  constexpr int kMax = 16;
+  static auto* cache =
+      new std::unordered_map<std::uintptr_t, std::vector<Symbol>>;
+  std::lock_guard<std::mutex> l(symMu);
+  auto it = cache->find(pc);
+  if (it == cache->end()) {
+    // libdw parses line tables with large arrays on the stack (hundreds of
+    // KiB): more than a goroutine's or an M's stack holds. Miss on a thread
+    // of its own, with room.
+    struct Job {
+      std::uintptr_t pc;
+      Symbol syms[kMax];
+      int n = 0;
+    } job;
+    job.pc = pc;
+    auto run = [](void* arg) -> void* {
+      Job* j = static_cast<Job*>(arg);
+      j->n = symbolize1(j->pc, j->syms, kMax);
+      return nullptr;
+    };
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 16 << 20);
+    pthread_t t;
+    if (pthread_create(&t, &attr, run, &job) == 0) {
+      pthread_join(t, nullptr);
+    }
+    pthread_attr_destroy(&attr);
+    it = cache->emplace(pc, std::vector<Symbol>(job.syms, job.syms + job.n))
+             .first;
+  }
+  int n = 0;
+  for (const Symbol& s : it->second) {
+    if (n == max) break;
+    out[n++] = s;
+  }
+  return n;
+}
+
+namespace {
+int symbolize1(std::uintptr_t pc, Symbol* out, int max) {
+  std::uintptr_t call = pc - 1;  // inside the call instruction
+#if defined(GORT_HAVE_LIBDW)
+  static std::int64_t lastReport = 0;
+  static Dwfl* dwfl = nullptr;
+  std::int64_t now = nanotimeCoarse();
+  if (dwfl == nullptr || now - lastReport > 1'000'000'000) {
+    dwfl = session();
+    lastReport = now;
+  }
+  if (dwfl != nullptr) {
+    if (Dwfl_Module* mod = dwfl_addrmodule(dwfl, call)) {
+      const char* modname = dwfl_module_info(mod, nullptr, nullptr, nullptr,
+                                             nullptr, nullptr, nullptr,
+                                             nullptr);
+      int n = expandInlined(mod, call, out, max);
+      GElf_Off off = 0;
+      GElf_Sym sym;
+      const char* name = dwfl_module_addrinfo(mod, call, &off, &sym, nullptr,
+                                              nullptr, nullptr);
+      if (n == 0) {
+        if (name == nullptr) return 0;
+        n = 1;
+      }
+      // The real function's symbol is fully qualified; DWARF names may not be.
+      if (name != nullptr) out[n - 1].function = demangle(name);
+      // The innermost frame's line is the line table's; the outermost
+      // (the real function) carries the module and offset.
+      if (Dwfl_Line* line = dwfl_module_getsrc(mod, call)) {
+        int lineno = 0;
+        const char* file =
+            dwfl_lineinfo(line, nullptr, &lineno, nullptr, nullptr, nullptr);
+        if (file != nullptr) {
+          out[0].file = file;
+          out[0].line = lineno;
+        }
+      }
+      if (modname != nullptr) out[n - 1].module = modname;
+      if (name != nullptr) out[n - 1].offset = off + 1;
+      return n;
+    }
+  }
+#endif
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(call), &info) == 0) return 0;
+  if (info.dli_fname != nullptr) out[0].module = info.dli_fname;
+  if (info.dli_sname == nullptr) return 0;
+  out[0].function = demangle(info.dli_sname);
+  out[0].offset = pc - reinterpret_cast<std::uintptr_t>(info.dli_saddr);
+  return 1;
+}
+}  // namespace
+
+namespace {
+void (*quitHook)() = nullptr;
+
+void quitHandler(int) {
+  int saved = errno;
+  if (quitHook != nullptr) quitHook();
+  errno = saved;
+}
+}  // namespace
+
+bool installQuitHandler(void (*onQuit)()) {
+  quitHook = onQuit;
+  struct sigaction sa = {};
+  sa.sa_handler = quitHandler;
+  sa.sa_flags = SA_RESTART | SA_ONSTACK;
+  sigemptyset(&sa.sa_mask);
+  return sigaction(SIGQUIT, &sa, nullptr) == 0;
+}
+
+std::int64_t nanotimeCoarse() {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+}  // namespace gort::os

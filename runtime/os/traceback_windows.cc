@@ -1,0 +1,43 @@
+// runtime/os/traceback_windows.cc: the Windows side of runtime/os/traceback.h.
+//
+// Goroutine stacks are fibres here; walking a switched-out fibre and naming
+// frames (DbgHelp) are not done yet, so a dump prints each goroutine's
+// header and "stack unavailable on this target" (docs/targets.md). Ctrl-Break
+// in a console is Windows' SIGQUIT: the console calls its handler on a new
+// thread, which wakes the dumper like the Linux signal handler does.
+#include <windows.h>
+
+#include "os/traceback.h"
+
+namespace gort::os {
+
+int tracebackParked(void*, const void*, const void*, std::uintptr_t*, int) {
+  return -1;
+}
+
+int tracebackSelf(const void*, const void*, std::uintptr_t*, int) {
+  return -1;
+}
+
+int symbolize(std::uintptr_t, Symbol*, int) { return 0; }
+
+namespace {
+void (*quitHook)() = nullptr;
+
+BOOL WINAPI ctrlHandler(DWORD type) {
+  if (type != CTRL_BREAK_EVENT || quitHook == nullptr) return FALSE;
+  quitHook();
+  for (;;) Sleep(INFINITE);  // the dumper ends the process
+}
+}  // namespace
+
+bool installQuitHandler(void (*onQuit)()) {
+  quitHook = onQuit;
+  return SetConsoleCtrlHandler(ctrlHandler, TRUE) != 0;
+}
+
+std::int64_t nanotimeCoarse() {
+  return static_cast<std::int64_t>(GetTickCount64()) * 1000000;
+}
+
+}  // namespace gort::os

@@ -1,0 +1,39 @@
+// runtime/traceback.h: the goroutine dump (Go's traceback.go and the
+// SIGQUIT half of signal_unix.go); see traceback.cc.
+#ifndef GORT_RUNTIME_TRACEBACK_H_
+#define GORT_RUNTIME_TRACEBACK_H_
+
+#include <atomic>
+
+#include "runtime2.h"
+
+namespace gort::runtime {
+
+// Set while a dump walks parked goroutines' stacks: no G may start running.
+extern std::atomic<bool> dumpFreezing;
+void executeWaitThaw(M* mp);
+
+// executeEnter / executeLeave bracket execute's change of a G to _Grunning:
+// a dump that has set dumpFreezing waits until no M is between the two, and
+// an M that sees the flag waits for the dump to end (a Dekker handshake:
+// both sides store, then load, sequentially consistent).
+inline void executeEnter(M* mp) {
+  mp->executing.store(true, std::memory_order_seq_cst);
+  if (dumpFreezing.load(std::memory_order_seq_cst)) executeWaitThaw(mp);
+}
+inline void executeLeave(M* mp) {
+  mp->executing.store(false, std::memory_order_release);
+}
+
+// gotraceback mirrors Go's gotraceback: $GOTRACEBACK as a level (0 none,
+// 1 single, 2 all, 3 system), and whether it asks for a crash.
+int gotraceback(bool* crash);
+// tracebackFatal prints, on a fatal error, the running goroutine's stack
+// (level >= 1) and every other goroutine (level >= 2); takes no lock.
+void tracebackFatal();
+// initQuitHandler installs the SIGQUIT dump, once per process.
+void initQuitHandler();
+
+}  // namespace gort::runtime
+
+#endif  // GORT_RUNTIME_TRACEBACK_H_
