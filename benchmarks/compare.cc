@@ -66,6 +66,7 @@
 #include <vector>
 
 #include "benchmarks/harness.h"
+#include "benchmarks/net_loops.h"
 #include "benchmarks/ping_loops.h"
 #include "benchmarks/sched_loops.h"
 #include "gort/runtime.h"
@@ -174,6 +175,12 @@ constexpr Benchmark kBenchmarks[] = {
     Loop("FanOut", gort::bench::FanOut, Goal::kNone, 0),
     Sized("Skynet", gort::bench::Skynet, gort::bench::kSkynetLeaves,
           Goal::kRatio, 0.7, 2, 1.0),
+    // The network poller (issue 13; benchmarks/net_loops.h).
+    Loop("TCPPingPong", gort::bench::TCPPingPong, Goal::kRatio, 1.0),
+    Loop("TCPPingPong100", gort::bench::TCPPingPong100, Goal::kRatio, 1.0),
+    Loop("TCPStream1MiB", gort::bench::TCPStream1MiB, Goal::kRatio, 1.0),
+    Loop("ChanToNetpollPing", gort::bench::ChanToNetpollPing, Goal::kRatio,
+         1.0),
     Park("Park100k", 100'000, 6, Goal::kKiB, 4.5),
     Park("Park1M", 1'000'000, 1, Goal::kStarts, 0),
 };

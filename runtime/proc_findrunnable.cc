@@ -12,6 +12,7 @@
 // Where Go blocks in netpoll until the next timer, gort has one "timer
 // sleeper": the first M to find nothing while timers are pending sleeps on
 // its note until the earliest one; adding an earlier timer wakes it.
+#include "netpoll.h"
 #include "os/os.h"
 #include "panic.h"
 #include "proc.h"
@@ -184,6 +185,12 @@ G* findrunnable(bool* inheritTime) {
       }
     }
 
+    // Poll the network without blocking before stealing (Go does).
+    if (G* gp = findrunnableNetpoll()) {
+      *inheritTime = false;
+      return gp;
+    }
+
     // Steal, but keep spinning Ms to at most half the busy Ps.
     std::int32_t procs = gomaxprocs.load();
     if (mp->spinning ||
@@ -230,7 +237,17 @@ G* findrunnable(bool* inheritTime) {
     }
 
     pollUntil = nextTimerWhen();
-    if (pollUntil != 0) {
+    P* polledP = nullptr;
+    G* polledG = nullptr;
+    int polled = findrunnableBlock(pollUntil, &polledP, &polledG);
+    if (polled == kBlockPolled) {
+      if (polledG != nullptr) {
+        *inheritTime = false;
+        return polledG;
+      }
+      continue;
+    }
+    if (polled == kBlockNoPoller && pollUntil != 0) {
       if (P* p2 = sleepUntilTimer(mp, pollUntil)) {
         acquirep(p2);
         continue;

@@ -8,6 +8,7 @@
 // queue and its timers to the caller's P. P objects are never freed while
 // Run lasts, so sysmon may read allp without a lock.
 #include "gort/runtime.h"
+#include "netpoll.h"
 #include "panic.h"
 #include "proc.h"
 #include "trace.h"
@@ -134,6 +135,7 @@ void stopTheWorld() {
 
 // startTheWorld mirrors Go's startTheWorldWithSema.
 void startTheWorld(std::int32_t newprocs) {
+  if (netpollinited()) injectglist(netpoll(0));  // I/O ready meanwhile (Go)
   lock(&sched.lock);
   P* p1 = procresize(newprocs);
   sched.gcwaiting.store(false, std::memory_order_release);

@@ -18,6 +18,7 @@
 #include "chan.h"
 #include "gort/debug.h"
 #include "gort/runtime.h"
+#include "netpoll.h"
 #include "os/os.h"
 #include "panic.h"
 #include "proc.h"
@@ -188,6 +189,7 @@ bool wakeAllForExit() ABSL_NO_THREAD_SAFETY_ANALYSIS {
   }
   unlock(&sched.lock);
   if (M* ts = sched.timerSleeper.exchange(nullptr)) notewakeup(&ts->park);
+  netpollExitBreak();
   return done;
 }
 
@@ -342,6 +344,7 @@ void internal::RunMain(internal::Func main, const Options& options) {
   unwindAbandoned();
   abandonWaiters();  // in case a destructor parked again
   freeAll();
+  netpollRunEnd();
   reportTimerFallbacks();
   os::osRelax(true);  // nothing runs until the next Run
   traceEndRun();

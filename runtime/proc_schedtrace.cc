@@ -64,6 +64,7 @@ const char* waitReasonString(waitReason r) {
     case waitReason::syncCondWait: return "sync.Cond.Wait";
     case waitReason::syncRWMutexRLock: return "sync.RWMutex.RLock";
     case waitReason::syncRWMutexLock: return "sync.RWMutex.Lock";
+    case waitReason::ioWait: return "IO wait";
   }
   return "?";
 }

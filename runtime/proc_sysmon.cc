@@ -15,6 +15,7 @@
 // cannot do. sysmon warns once per incident (GODEBUG=blockwarn=ms).
 #include <string>
 
+#include "netpoll.h"
 #include "os/os.h"
 #include "panic.h"
 #include "proc.h"
@@ -230,6 +231,7 @@ void sysmon() {
     }
     // Timers that should have run already: maybe every P is busy with a
     // goroutine that does not yield. Start an M for them (Go 1.19 does).
+    sysmonNetpoll(now);  // nobody has polled for 10 ms: poll (Go does)
     if (timeSleepUntil() < now) startm(nullptr, false);
     if (debug.usleepdebug > 0) reportTimerFallbacks();
     sysmonUpdateGOMAXPROCS(now);

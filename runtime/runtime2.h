@@ -68,6 +68,7 @@ enum class waitReason : std::uint8_t {
   syncCondWait,
   syncRWMutexRLock,
   syncRWMutexLock,
+  ioWait,  // netpollblock (Go's waitReasonIOWait)
 };
 
 // timer: a call of f(arg, seq) at `when` on a P's heap, repeated every

@@ -20,6 +20,7 @@
 
 #include "gort/internal/chan_impl.h"
 #include "gort/runtime.h"
+#include "netpoll.h"
 #include "panic.h"
 #include "proc.h"
 
@@ -235,6 +236,7 @@ std::int64_t timeSleepUntil() {
 // added; wake the M sleeping for timers if it would sleep past it, or
 // start an M if none sleeps.
 void wakeTimerSleeper(std::int64_t when) {
+  if (wakeNetPoller(when)) return;  // an M waits in the poller instead
   M* mp = sched.timerSleeper.load(std::memory_order_acquire);
   if (mp == nullptr) {
     wakep();

@@ -35,6 +35,8 @@ enum class traceEv : std::uint8_t {
   MUnpark,     // this M wakes up
   Usleep,      // usleep(a0 us) returned after a1 ns (event time: its start)
   Gomaxprocs,  // GOMAXPROCS changes from a1 to a0
+  NetpollBlock,  // this M blocks in netpoll for a0 ns (-1: no timeout)
+  NetpollWake,   // netpoll returned a0 ready goroutines (a1 = 1: blocking)
   Count,
 };
 
@@ -130,6 +132,18 @@ inline void traceMUnpark() {
 // traceGomaxprocs mirrors Go's traceGomaxprocs.
 inline void traceGomaxprocs(std::int32_t now, std::int32_t old) {
   if (traceEnabled()) traceEvent(traceEv::Gomaxprocs, 0, now, old);
+}
+// traceNetpollBlock: this M is about to wait in the poller (delay ns).
+inline void traceNetpollBlock(std::int64_t delay) {
+  if (traceEnabled()) traceEvent(traceEv::NetpollBlock, 0, delay);
+}
+// traceNetpollWake: netpoll readied the goroutines of list (schedlink).
+inline void traceNetpollWake(G* list) {
+  if (traceEnabled()) {
+    std::int64_t n = 0;
+    for (G* gp = list; gp != nullptr; gp = gp->schedlink) n++;
+    traceEvent(traceEv::NetpollWake, 0, n);
+  }
 }
 // tracedUsleep is os::usleep, timed and recorded while a trace runs.
 inline void tracedUsleep(std::uint32_t usec) {

@@ -251,6 +251,13 @@ void jsonWriter::handle(const traceRecord& r) {
               "\"procs\":" + num(r.a0) + ",\"old\":" + num(r.a1));
       for (int i = 0; i < r.a0; i++) ps_.insert(i);
       break;
+    case traceEv::NetpollBlock:
+      instant(r, "netpoll block", "NetpollBlock", "\"delay_ns\":" + num(r.a0));
+      break;
+    case traceEv::NetpollWake:
+      instant(r, "netpoll ready " + num(r.a0), "NetpollWake",
+              "\"ready\":" + num(r.a0));
+      break;
     case traceEv::Count:
       break;
   }

@@ -61,6 +61,10 @@ var benchmarks = []benchmark{
 	{name: "FanOut", loop: fanOut},
 	{name: "SpawnBurst", sized: spawnBurst, size: spawnBurstDefault},
 	{name: "Skynet", sized: skynet, size: skynetLeavesDefault},
+	{name: "TCPPingPong", loop: tcpPingPong},
+	{name: "TCPPingPong100", loop: tcpPingPong100},
+	{name: "TCPStream1MiB", loop: tcpStream1MiB},
+	{name: "ChanToNetpollPing", loop: chanToNetpollPing},
 	{name: "Park100k", goroutines: 100000},
 	{name: "Park1M", goroutines: 1000000},
 }

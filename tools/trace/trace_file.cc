@@ -119,6 +119,11 @@ void AddEvent(Summary* s, const Event& e, std::set<std::int64_t>* gs) {
     s->stolen += static_cast<std::int64_t>(e.args.NumOr("count", 0));
   }
   if (c == "MPark") s->m_parks++;
+  if (c == "NetpollBlock") s->netpoll_blocks++;
+  if (c == "NetpollWake") {
+    s->netpoll_wakes++;
+    s->netpoll_ready += static_cast<std::int64_t>(e.args.NumOr("ready", 0));
+  }
   if (c == "Gomaxprocs") s->gomaxprocs_changes++;
   if (c == "usleep") AddUsleep(s, e);
 }
@@ -178,6 +183,11 @@ std::string FormatSummary(const Summary& s) {
        " goroutines preempted\n";
   o += "steals: " + I(s.steals) + " (" + I(s.stolen) + " goroutines moved)\n";
   o += "M parks: " + I(s.m_parks) + "\n";
+  if (s.netpoll_blocks + s.netpoll_wakes > 0) {
+    o += "netpoll: " + I(s.netpoll_blocks) + " blocking polls, " +
+         I(s.netpoll_wakes) + " wake-ups, " + I(s.netpoll_ready) +
+         " goroutines readied\n";
+  }
   o += "usleep: " + I(s.usleeps) + " calls\n";
   for (const auto& [req, v] : s.usleep_by_request) {
     o += "  usleep(" + I(req) + ") " + I(v.first) + " calls, " +

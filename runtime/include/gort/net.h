@@ -1,0 +1,128 @@
+// gort/net.h: TCP and unix-domain stream sockets whose blocking calls park
+// the goroutine on the network poller, not the thread (Go's package net).
+#ifndef GORT_NET_H_
+#define GORT_NET_H_
+
+#include <chrono>
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace gort::net {
+
+namespace internal {
+struct connImpl;
+struct listenerImpl;
+struct access;
+}  // namespace internal
+
+// An I/O error; what() is Go's message, e.g.
+// "read tcp 127.0.0.1:41234->127.0.0.1:5000: i/o timeout".
+class Error : public std::runtime_error {
+ public:
+  // Makes an error with Go's message text and what kind of failure it is.
+  Error(const std::string& message, bool timeout, bool closed, int err)
+      : std::runtime_error(message),
+        timeout_(timeout),
+        closed_(closed),
+        errno_(err) {}
+  // Whether a deadline passed.
+  bool Timeout() const { return timeout_; }
+  // Whether the connection was closed ("use of closed network connection").
+  bool Closed() const { return closed_; }
+  // The OS error, 0 if none.
+  int Errno() const { return errno_; }
+
+ private:
+  bool timeout_;
+  bool closed_;
+  int errno_;
+};
+
+// A stream connection (Go's net.Conn); move-only, closed by its destructor.
+// Close may run while other goroutines use it; the destructor may not.
+class Conn {
+ public:
+  // An empty connection.
+  Conn() = default;
+  // Moves the connection out of other, leaving it empty.
+  Conn(Conn&& other) noexcept;
+  // Closes this connection and takes other's.
+  Conn& operator=(Conn&& other) noexcept;
+  // Not copyable: one owner per socket.
+  Conn(const Conn&) = delete;
+  // Not copyable: one owner per socket.
+  Conn& operator=(const Conn&) = delete;
+  // Closes the connection if it is open.
+  ~Conn();
+
+  // Parks until some bytes arrive (returns 1..n), EOF (returns 0), or throws.
+  std::size_t Read(void* buf, std::size_t n);
+  // Writes all n bytes or throws; returns n.
+  std::size_t Write(const void* buf, std::size_t n);
+  // Sets the read and write deadlines; time_point{} clears them.
+  void SetDeadline(std::chrono::steady_clock::time_point t);
+  // Sets the read deadline; time_point{} clears it.
+  void SetReadDeadline(std::chrono::steady_clock::time_point t);
+  // Sets the write deadline; time_point{} clears it.
+  void SetWriteDeadline(std::chrono::steady_clock::time_point t);
+  // Shuts down the writing side (shutdown(SHUT_WR)); the peer reads EOF.
+  void CloseWrite();
+  // Closes; goroutines blocked in Read or Write get Closed() errors.
+  void Close();
+  // The local address: "127.0.0.1:5000", "[::1]:5000", or a unix path.
+  std::string LocalAddr() const;
+  // The remote address, in the same form.
+  std::string RemoteAddr() const;
+  // Whether this holds a connection (not empty, not moved from).
+  bool Valid() const { return impl_ != nullptr; }
+
+ private:
+  friend struct internal::access;
+  internal::connImpl* impl_ = nullptr;
+};
+
+// A stream listener (Go's net.Listener); move-only, closed by its
+// destructor.
+class Listener {
+ public:
+  // An empty listener.
+  Listener() = default;
+  // Moves the listener out of other, leaving it empty.
+  Listener(Listener&& other) noexcept;
+  // Closes this listener and takes other's.
+  Listener& operator=(Listener&& other) noexcept;
+  // Not copyable: one owner per socket.
+  Listener(const Listener&) = delete;
+  // Not copyable: one owner per socket.
+  Listener& operator=(const Listener&) = delete;
+  // Closes the listener if it is open.
+  ~Listener();
+
+  // Parks until a connection arrives; Close() wakes it with a Closed() error.
+  Conn Accept();
+  // Closes the listener (and removes a unix socket file it created).
+  void Close();
+  // The address listened on, with the port chosen if 0 was asked.
+  std::string Addr() const;
+  // Whether this holds a listener (not empty, not moved from).
+  bool Valid() const { return impl_ != nullptr; }
+
+ private:
+  friend struct internal::access;
+  internal::listenerImpl* impl_ = nullptr;
+};
+
+// Listens on network "tcp", "tcp4", "tcp6" or "unix" at address ("host:port",
+// port 0 picks a free one; a path for unix).
+Listener Listen(std::string_view network, std::string_view address);
+// Connects to address on network, parking until connected or refused.
+Conn Dial(std::string_view network, std::string_view address);
+// Dial that fails with a Timeout() error if not connected within timeout.
+Conn DialTimeout(std::string_view network, std::string_view address,
+                 std::chrono::nanoseconds timeout);
+
+}  // namespace gort::net
+
+#endif  // GORT_NET_H_

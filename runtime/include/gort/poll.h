@@ -1,0 +1,57 @@
+// gort/poll.h: any pollable descriptor the program already has (a pipe, an
+// eventfd, a socket), read and written through the network poller (Go's
+// internal/poll.FD, as os.NewFile uses it).
+#ifndef GORT_POLL_H_
+#define GORT_POLL_H_
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+
+#include "gort/net.h"
+
+namespace gort::poll {
+
+namespace internal {
+struct fdImpl;
+}  // namespace internal
+
+// A descriptor owned by the poller; move-only, closed by its destructor.
+// Errors are gort::net::Error, as for net::Conn.
+class FD {
+ public:
+  // An empty FD.
+  FD() = default;
+  // Takes ownership of fd and makes it non-blocking (Windows: a SOCKET).
+  explicit FD(std::intptr_t fd);
+  // Moves the descriptor out of other, leaving it empty.
+  FD(FD&& other) noexcept;
+  // Closes this descriptor and takes other's.
+  FD& operator=(FD&& other) noexcept;
+  // Not copyable: one owner per descriptor.
+  FD(const FD&) = delete;
+  // Not copyable: one owner per descriptor.
+  FD& operator=(const FD&) = delete;
+  // Closes the descriptor if it is open.
+  ~FD();
+
+  // Parks until some bytes arrive (returns 1..n), EOF (returns 0), or throws.
+  std::size_t Read(void* buf, std::size_t n);
+  // Writes all n bytes or throws; returns n.
+  std::size_t Write(const void* buf, std::size_t n);
+  // Sets the read deadline; time_point{} clears it.
+  void SetReadDeadline(std::chrono::steady_clock::time_point t);
+  // Sets the write deadline; time_point{} clears it.
+  void SetWriteDeadline(std::chrono::steady_clock::time_point t);
+  // Closes; goroutines blocked in Read or Write get Closed() errors.
+  void Close();
+  // The OS descriptor, -1 once closed or if empty.
+  std::intptr_t Sysfd() const;
+
+ private:
+  internal::fdImpl* impl_ = nullptr;
+};
+
+}  // namespace gort::poll
+
+#endif  // GORT_POLL_H_

@@ -1,0 +1,460 @@
+// runtime/net.cc: gort::net, stream sockets on the poller (Go's net package:
+// dial.go, ipsock.go's SplitHostPort, fd_unix.go's connect, tcpsock.go,
+// unixsock.go, net.go's OpError text).
+//
+// Addresses: "host:port" with a numeric host, "localhost", or a name
+// resolved by getaddrinfo inside a BlockingSyscall; "[v6]:port"; an empty
+// host listens on every IPv4 address (Go would use a dual-stack "[::]").
+// Errors read as Go's: "dial tcp 127.0.0.1:1: connect: connection refused".
+#include <cstdlib>
+#include <string>
+
+#include "gort/net.h"
+#include "gort/runtime.h"
+#include "os/net_os.h"
+#include "os/netpoll_os.h"
+#include "poll_fd.h"
+
+namespace gort::net {
+
+namespace internal {
+
+struct connImpl {
+  poll::internal::fdImpl* fd = nullptr;
+  std::string net;
+  std::string laddr;
+  std::string raddr;
+};
+
+struct listenerImpl {
+  poll::internal::fdImpl* fd = nullptr;
+  std::string net;
+  std::string addr;
+  std::string unlink;  // unix socket file to remove on Close
+};
+
+// access builds Conn and Listener from their implementations.
+struct access {
+  static Conn conn(connImpl* impl) {
+    Conn c;
+    c.impl_ = impl;
+    return c;
+  }
+  static Listener listener(listenerImpl* impl) {
+    Listener l;
+    l.impl_ = impl;
+    return l;
+  }
+};
+
+}  // namespace internal
+
+namespace {
+
+using internal::connImpl;
+using internal::listenerImpl;
+namespace pi = gort::poll::internal;
+
+Error plainError(const std::string& msg) { return Error(msg, false, false, 0); }
+
+// opError mirrors Go's OpError.Error: "op net [src->]addr: [syscall: ]err".
+Error opError(const std::string& op, const std::string& net,
+              const std::string& src, const std::string& addr,
+              const char* syscall, int code) {
+  std::string s = op + " " + net;
+  if (!src.empty()) s += " " + src + "->" + addr;
+  else if (!addr.empty()) s += " " + addr;
+  if (code > 0 && syscall != nullptr) s += std::string(": ") + syscall;
+  return pi::makeError(s, code, false);
+}
+
+struct target {
+  os::Family family = os::Family::kInet4;
+  os::SockAddr sa;
+  std::string text;  // the address as Go prints it in errors
+};
+
+// addrError mirrors Go's AddrError inside an OpError without an address.
+Error addrError(const std::string& op, const std::string& net,
+                const std::string& addr, const std::string& why) {
+  return plainError(op + " " + net + ": address " + addr + ": " + why);
+}
+
+// splitHostPort mirrors Go's SplitHostPort; false with *why on error.
+bool splitHostPort(std::string_view hp, std::string* host, std::string* port,
+                   std::string* why) {
+  std::size_t colon = hp.rfind(':');
+  if (colon == std::string_view::npos) {
+    *why = "missing port in address";
+    return false;
+  }
+  if (!hp.empty() && hp[0] == '[') {
+    std::size_t end = hp.find(']');
+    if (end == std::string_view::npos) {
+      *why = "missing ']' in address";
+      return false;
+    }
+    if (end + 1 != colon) {
+      *why = end + 1 == hp.size() ? "missing port in address"
+                                  : "too many colons in address";
+      return false;
+    }
+    *host = std::string(hp.substr(1, end - 1));
+  } else {
+    *host = std::string(hp.substr(0, colon));
+    if (host->find(':') != std::string::npos) {
+      *why = "too many colons in address";
+      return false;
+    }
+  }
+  *port = std::string(hp.substr(colon + 1));
+  return true;
+}
+
+// resolve turns network and address into a socket address, or throws.
+target resolve(const std::string& op, const std::string& net,
+               std::string_view address, bool listening) {
+  target t;
+  std::string addr(address);
+  if (net == "unix") {
+    t.family = os::Family::kUnix;
+    t.text = addr;
+    if (!os::sockaddrUnix(addr, &t.sa)) {
+      throw addrError(op, net, addr, "invalid unix socket path");
+    }
+    return t;
+  }
+  if (net != "tcp" && net != "tcp4" && net != "tcp6") {
+    throw plainError(op + " " + net + ": unknown network " + net);
+  }
+  std::string host, port, why;
+  if (!splitHostPort(address, &host, &port, &why)) {
+    throw addrError(op, net, addr, why);
+  }
+  char* end = nullptr;
+  long p = port.empty() ? -1 : std::strtol(port.c_str(), &end, 10);
+  if (port.empty() || *end != '\0') throw addrError(op, net, port, "unknown port");
+  if (p < 0 || p > 65535) throw addrError(op, net, port, "invalid port");
+  bool want4 = net != "tcp6", want6 = net != "tcp4";
+  unsigned char ip[16] = {};
+  bool v4 = true;
+  if (host.empty()) {
+    v4 = want4;  // every address: 0.0.0.0 or ::
+    if (!listening) {
+      // Go dials the local system for an empty host.
+      if (v4) ip[0] = 127, ip[3] = 1;
+      else ip[15] = 1;
+    }
+  } else if (host == "localhost") {
+    v4 = want4;
+    if (v4) ip[0] = 127, ip[3] = 1;
+    else ip[15] = 1;
+  } else if (!os::parseIP(host, ip, &v4)) {
+    int err = BlockingSyscall(
+        [&] { return os::lookupHost(host, want4, want6, ip, &v4); });
+    if (err != 0) {
+      throw plainError(op + " " + net + ": lookup " + host + ": " +
+                       os::errstr(err));
+    }
+  }
+  if ((v4 && !want4) || (!v4 && !want6)) {
+    throw addrError(op, net, host, "no suitable address found");
+  }
+  t.family = v4 ? os::Family::kInet4 : os::Family::kInet6;
+  os::sockaddrInet(ip, v4, static_cast<int>(p), &t.sa);
+  t.text = os::sockaddrString(t.sa);
+  return t;
+}
+
+std::string localName(std::intptr_t fd) {
+  os::SockAddr sa;
+  return os::sockName(fd, &sa) == 0 ? os::sockaddrString(sa) : "";
+}
+
+std::string peerName(std::intptr_t fd) {
+  os::SockAddr sa;
+  return os::sockPeer(fd, &sa) == 0 ? os::sockaddrString(sa) : "";
+}
+
+// newSocket: a non-blocking socket registered with the poller.
+pi::fdImpl* newSocket(const std::string& op, const std::string& net,
+                      const target& t) {
+  std::intptr_t s = -1;
+  if (int err = os::sockSocket(t.family, &s)) {
+    throw opError(op, net, "", t.text, "socket", err);
+  }
+  int err = 0;
+  pi::fdImpl* fd = pi::fdOpen(s, false, &err);
+  if (fd == nullptr) {
+    os::fdClose(s);
+    throw opError(op, net, "", t.text, "socket", err);
+  }
+  return fd;
+}
+
+// connect mirrors Go's netFD.connect; returns 0 or a code.
+int connect(pi::fdImpl* fd, const target& t, std::int64_t deadline,
+            const char** syscall) {
+  *syscall = "connect";
+  int err = os::sockConnect(fd->sysfd, t.sa);
+  if (err == 0) return 0;
+  if (err != os::kErrInProgress) return err;
+  if (deadline != 0) pi::fdSetDeadline(fd, deadline, os::kPollWrite);
+  for (;;) {
+    if (int werr = pi::fdWaitWrite(fd)) {
+      *syscall = nullptr;
+      return werr;
+    }
+    int soerr = 0;
+    if (int gerr = os::sockError(fd->sysfd, &soerr)) {
+      *syscall = "getsockopt";
+      return gerr;
+    }
+    if (soerr == 0) {
+      // The poller may wake us spuriously: connected only with a peer.
+      os::SockAddr peer;
+      if (os::sockPeer(fd->sysfd, &peer) == 0) break;
+      continue;
+    }
+    if (os::sockConnect(fd->sysfd, t.sa) == os::kErrInProgress) continue;
+    return soerr;
+  }
+  if (deadline != 0) pi::fdSetDeadline(fd, 0, os::kPollWrite);
+  return 0;
+}
+
+connImpl* newConn(pi::fdImpl* fd);
+
+Conn dial(std::string_view network, std::string_view address,
+          std::int64_t deadline) {
+  pi::checkInRun("net::Dial");
+  std::string net(network);
+  target t = resolve("dial", net, address, false);
+  pi::fdImpl* fd = newSocket("dial", net, t);
+  const char* syscall = nullptr;
+  int err = connect(fd, t, deadline, &syscall);
+  if (err != 0) {
+    pi::fdFree(fd);
+    throw opError("dial", net, "", t.text, syscall, err);
+  }
+  if (t.family != os::Family::kUnix) os::sockNoDelay(fd->sysfd);
+  connImpl* c = newConn(fd);
+  c->net = net;
+  c->laddr = localName(fd->sysfd);
+  c->raddr = t.family == os::Family::kUnix ? t.text : peerName(fd->sysfd);
+  return internal::access::conn(c);
+}
+
+connImpl* needConn(connImpl* c, const char* op) {
+  pi::checkInRun(op);
+  if (c == nullptr) {
+    throw plainError(std::string(op) + ": invalid argument (empty net::Conn)");
+  }
+  return c;
+}
+
+Error connError(const connImpl* c, const char* op, int code) {
+  return opError(op, c->net, c->laddr, c->raddr, op, code);
+}
+
+// raiseConn / raiseListener: the fdImpl's raise for a Conn and a Listener.
+void raiseConn(const void* owner, const char* op, int code) {
+  throw connError(static_cast<const connImpl*>(owner), op, code);
+}
+void raiseListener(const void* owner, const char* op, int code) {
+  const auto* l = static_cast<const listenerImpl*>(owner);
+  throw opError(op, l->net, "", l->addr, op, code);
+}
+
+connImpl* newConn(pi::fdImpl* fd) {
+  auto* c = new connImpl;
+  c->fd = fd;
+  fd->owner = c;
+  fd->raise = raiseConn;
+  return c;
+}
+
+}  // namespace
+
+Conn::Conn(Conn&& other) noexcept : impl_(other.impl_) { other.impl_ = nullptr; }
+
+Conn& Conn::operator=(Conn&& other) noexcept {
+  if (this != &other) {
+    if (impl_ != nullptr) {
+      pi::fdFree(impl_->fd);
+      delete impl_;
+    }
+    impl_ = other.impl_;
+    other.impl_ = nullptr;
+  }
+  return *this;
+}
+
+Conn::~Conn() {
+  if (impl_ == nullptr) return;
+  pi::fdFree(impl_->fd);
+  delete impl_;
+}
+
+std::size_t Conn::Read(void* buf, std::size_t n) {
+  connImpl* c = needConn(impl_, "read");
+  std::size_t got = 0;
+  if (int err = pi::fdRead(c->fd, buf, n, &got)) throw connError(c, "read", err);
+  return got;
+}
+
+std::size_t Conn::Write(const void* buf, std::size_t n) {
+  connImpl* c = needConn(impl_, "write");
+  std::size_t put = 0;
+  if (int err = pi::fdWrite(c->fd, buf, n, &put)) {
+    throw connError(c, "write", err);
+  }
+  return put;
+}
+
+void Conn::SetDeadline(std::chrono::steady_clock::time_point t) {
+  connImpl* c = needConn(impl_, "set");
+  if (int err = pi::fdSetDeadline(c->fd, pi::fdDeadline(t),
+                                  os::kPollRead | os::kPollWrite)) {
+    throw connError(c, "set", err);
+  }
+}
+
+void Conn::SetReadDeadline(std::chrono::steady_clock::time_point t) {
+  connImpl* c = needConn(impl_, "set");
+  if (int err = pi::fdSetDeadline(c->fd, pi::fdDeadline(t), os::kPollRead)) {
+    throw connError(c, "set", err);
+  }
+}
+
+void Conn::SetWriteDeadline(std::chrono::steady_clock::time_point t) {
+  connImpl* c = needConn(impl_, "set");
+  if (int err = pi::fdSetDeadline(c->fd, pi::fdDeadline(t), os::kPollWrite)) {
+    throw connError(c, "set", err);
+  }
+}
+
+void Conn::CloseWrite() {
+  connImpl* c = needConn(impl_, "close");
+  if (int err = pi::fdShutdownWrite(c->fd)) {
+    throw opError("close", c->net, c->laddr, c->raddr, "shutdown", err);
+  }
+}
+
+void Conn::Close() {
+  connImpl* c = needConn(impl_, "close");
+  if (int err = pi::fdClose(c->fd)) throw connError(c, "close", err);
+}
+
+std::string Conn::LocalAddr() const { return impl_ ? impl_->laddr : ""; }
+
+std::string Conn::RemoteAddr() const { return impl_ ? impl_->raddr : ""; }
+
+Listener::Listener(Listener&& other) noexcept : impl_(other.impl_) {
+  other.impl_ = nullptr;
+}
+
+Listener& Listener::operator=(Listener&& other) noexcept {
+  if (this != &other) {
+    if (impl_ != nullptr) {
+      pi::fdFree(impl_->fd);
+      if (!impl_->unlink.empty()) os::unlinkPath(impl_->unlink);
+      delete impl_;
+    }
+    impl_ = other.impl_;
+    other.impl_ = nullptr;
+  }
+  return *this;
+}
+
+Listener::~Listener() {
+  if (impl_ == nullptr) return;
+  pi::fdFree(impl_->fd);
+  if (!impl_->unlink.empty()) os::unlinkPath(impl_->unlink);
+  delete impl_;
+}
+
+Conn Listener::Accept() {
+  pi::checkInRun("net::Listener::Accept");
+  if (impl_ == nullptr) {
+    throw plainError("accept: invalid argument (empty net::Listener)");
+  }
+  listenerImpl* l = impl_;
+  std::intptr_t nfd = -1;
+  if (int err = pi::fdAccept(l->fd, &nfd)) {
+    throw opError("accept", l->net, "", l->addr, "accept", err);
+  }
+  int err = 0;
+  pi::fdImpl* fd = pi::fdOpen(nfd, false, &err);
+  if (fd == nullptr) {
+    os::fdClose(nfd);
+    throw opError("accept", l->net, "", l->addr, "accept", err);
+  }
+  if (l->net != "unix") os::sockNoDelay(nfd);
+  connImpl* c = newConn(fd);
+  c->net = l->net;
+  c->laddr = l->net == "unix" ? l->addr : localName(nfd);
+  c->raddr = peerName(nfd);
+  return internal::access::conn(c);
+}
+
+void Listener::Close() {
+  pi::checkInRun("net::Listener::Close");
+  if (impl_ == nullptr) {
+    throw plainError("close: invalid argument (empty net::Listener)");
+  }
+  if (int err = pi::fdClose(impl_->fd)) {
+    throw opError("close", impl_->net, "", impl_->addr, "close", err);
+  }
+  if (!impl_->unlink.empty()) {
+    os::unlinkPath(impl_->unlink);
+    impl_->unlink.clear();
+  }
+}
+
+std::string Listener::Addr() const { return impl_ ? impl_->addr : ""; }
+
+Listener Listen(std::string_view network, std::string_view address) {
+  pi::checkInRun("net::Listen");
+  std::string net(network);
+  target t = resolve("listen", net, address, true);
+  pi::fdImpl* fd = newSocket("listen", net, t);
+  bool inet = t.family != os::Family::kUnix;
+  if (int err = os::sockBind(fd->sysfd, t.sa, inet)) {
+    pi::fdFree(fd);
+    throw opError("listen", net, "", t.text, "bind", err);
+  }
+  if (int err = os::sockListen(fd->sysfd)) {
+    pi::fdFree(fd);
+    if (!inet) os::unlinkPath(t.text);
+    throw opError("listen", net, "", t.text, "listen", err);
+  }
+  auto* l = new listenerImpl;
+  l->fd = fd;
+  fd->owner = l;
+  fd->raise = raiseListener;
+  l->net = net;
+  l->addr = inet ? localName(fd->sysfd) : t.text;
+  if (!inet) l->unlink = t.text;
+  return internal::access::listener(l);
+}
+
+Conn Dial(std::string_view network, std::string_view address) {
+  return dial(network, address, 0);
+}
+
+Conn DialTimeout(std::string_view network, std::string_view address,
+                 std::chrono::nanoseconds timeout) {
+  pi::checkInRun("net::DialTimeout");
+  std::int64_t deadline = pi::fdDeadline(std::chrono::steady_clock::now() +
+                                         timeout);
+  if (timeout.count() <= 0) deadline = -1;
+  std::string net(network);
+  if (deadline < 0) {
+    target t = resolve("dial", net, address, false);
+    throw opError("dial", net, "", t.text, nullptr, pi::kErrTimeout);
+  }
+  return dial(network, address, deadline);
+}
+
+}  // namespace gort::net

@@ -1,0 +1,127 @@
+// runtime/netpoll.h: the portable network poller (Go's netpoll.go): pollDesc,
+// its cache, parking goroutines on descriptors, deadlines, and the
+// scheduler's hooks. The OS half is behind os/netpoll_os.h.
+#ifndef GORT_RUNTIME_NETPOLL_H_
+#define GORT_RUNTIME_NETPOLL_H_
+
+#include <atomic>
+#include <cstdint>
+
+#include "lock.h"
+#include "runtime2.h"
+
+namespace gort::runtime {
+
+// Error codes of the poller (Go's pollNoError, pollErrClosing, ...).
+enum : int {
+  pollNoError = 0,
+  pollErrClosing = 1,
+  pollErrTimeout = 2,
+  pollErrNotPollable = 3,
+};
+
+// pdReady / pdWait: the non-G values of pollDesc.rg and .wg (Go's).
+inline constexpr std::uintptr_t pdReady = 1;
+inline constexpr std::uintptr_t pdWait = 2;
+
+struct deadlineTimer;
+
+// pollDesc mirrors Go's pollDesc: one per registered descriptor, from a
+// cache that never frees, so a stale event or timer always finds valid
+// memory and tells from fdseq / rseq / wseq that it is stale.
+struct pollDesc {
+  pollDesc* link = nullptr;  // in pollcache (guarded by the cache's lock)
+  std::uint32_t index = 0;   // slot in the key table; fixed for life
+  std::uintptr_t fd = 0;
+  std::atomic<std::uint32_t> fdseq{0};  // bumped per open: stale-event guard
+  std::atomic<std::uint32_t> info{0};   // pollClosing | pollEventErr | ...
+  std::atomic<std::uintptr_t> rg{0};    // pdReady, pdWait, a G*, or 0
+  std::atomic<std::uintptr_t> wg{0};
+  std::uint64_t gen = 0;  // the Run that opened it
+  mutex lock;
+  bool closing ABSL_GUARDED_BY(lock) = false;
+  bool everr ABSL_GUARDED_BY(lock) = false;
+  std::uintptr_t rseq ABSL_GUARDED_BY(lock) = 0;  // stale read-timer guard
+  std::uintptr_t wseq ABSL_GUARDED_BY(lock) = 0;  // stale write-timer guard
+  deadlineTimer* rt ABSL_GUARDED_BY(lock) = nullptr;  // read deadline timer
+  deadlineTimer* wt ABSL_GUARDED_BY(lock) = nullptr;
+  std::int64_t rd ABSL_GUARDED_BY(lock) = 0;  // read deadline (<0 expired)
+  std::int64_t wd ABSL_GUARDED_BY(lock) = 0;
+};
+
+// Bits of pollDesc.info (Go's pollClosing, pollEventErr, pollExpiredRead...).
+inline constexpr std::uint32_t pollClosing = 1;
+inline constexpr std::uint32_t pollEventErr = 2;
+inline constexpr std::uint32_t pollExpiredRead = 4;
+inline constexpr std::uint32_t pollExpiredWrite = 8;
+
+// --- used by poll::FD (Go's internal/poll runtime hooks) ---
+// pollOpen mirrors Go's poll_runtime_pollOpen; *errno_ set on failure.
+pollDesc* pollOpen(std::uintptr_t fd, int* errno_);
+// pollClose mirrors Go's poll_runtime_pollClose (after pollUnblock).
+void pollClose(pollDesc* pd);
+// pollRelease frees pd without the poller, after its Run ended.
+void pollRelease(pollDesc* pd);
+// pollReset mirrors Go's poll_runtime_pollReset: before a read/write.
+int pollReset(pollDesc* pd, std::int32_t mode);
+// pollWait mirrors Go's poll_runtime_pollWait: park until ready.
+int pollWait(pollDesc* pd, std::int32_t mode);
+// pollSetDeadline mirrors Go's poll_runtime_pollSetDeadline; d is an
+// absolute nanotime, 0 none, < 0 already passed.
+void pollSetDeadline(pollDesc* pd, std::int64_t d, std::int32_t mode);
+// pollUnblock mirrors Go's poll_runtime_pollUnblock: Close's eviction.
+void pollUnblock(pollDesc* pd);
+// pollStale: pd belongs to a Run that has ended.
+bool pollStale(pollDesc* pd);
+
+// --- internals, exported for netpoll_test ---
+bool netpollblock(pollDesc* pd, std::int32_t mode, bool waitio);
+// (lock-free: netpoll calls it without pd->lock, deadlines and Close with)
+G* netpollunblock(pollDesc* pd, std::int32_t mode, bool ioready);
+void netpollready(G** list, pollDesc* pd, std::int32_t mode);
+void netpollgoready(G* gp);
+std::int32_t netpollWaitersCount();
+// pollcacheSize: pollDescs ever allocated (cache reuse shows as no growth).
+std::int32_t pollcacheSize();
+// pollcacheFree: pollDescs in the cache now.
+std::int32_t pollcacheFree();
+// deadlineTimersAllocated: deadline timers ever allocated.
+std::int32_t deadlineTimersAllocated();
+
+// --- scheduler hooks ---
+bool netpollinited();
+// netpoll mirrors Go's netpoll: polls (delay ns, < 0 forever, 0 not at all)
+// and returns the readied goroutines linked by schedlink, status _Gwaiting.
+G* netpoll(std::int64_t delay);
+// netpollBreak mirrors Go's netpollBreak.
+void netpollBreak();
+// injectglist mirrors Go's injectglist: make a netpoll list runnable.
+void injectglist(G* list);
+// netpollAnyWaiters mirrors Go's netpollAnyWaiters.
+bool netpollAnyWaiters();
+// findrunnableNetpoll: findrunnable's non-blocking poll before stealing;
+// a goroutine to run, or nullptr (Go does this inline).
+G* findrunnableNetpoll();
+// What findrunnableBlock did.
+enum : int {
+  kBlockNoPoller,  // no poller this Run: use the timer sleeper
+  kBlockPolled,    // polled and holds *pp (with *gp to run, maybe)
+  kBlockStop,      // another M polls, or no P was free: stopm
+};
+// findrunnableBlock: a P-less, non-spinning M with nothing to do blocks in
+// netpoll until pollUntil (0: no timer) if no other M does (Go does this
+// inline in findrunnable).
+int findrunnableBlock(std::int64_t pollUntil, P** pp, G** gp);
+// wakeNetPoller mirrors Go's wakeNetPoller; false if no poller runs, so the
+// caller wakes its timer sleeper instead.
+bool wakeNetPoller(std::int64_t when);
+// sysmonNetpoll: sysmon's poll when nobody has polled for 10 ms.
+void sysmonNetpoll(std::int64_t now);
+// netpollExitBreak: the end of a Run wakes the blocked poller.
+void netpollExitBreak();
+// netpollRunEnd: after the Run's threads are gone: close the poller.
+void netpollRunEnd();
+
+}  // namespace gort::runtime
+
+#endif  // GORT_RUNTIME_NETPOLL_H_

@@ -1,0 +1,82 @@
+// runtime/os/net_os.h: the socket and descriptor calls poll::FD and net
+// need (Go's syscall package, the parts internal/poll and net use). All
+// descriptors are made non-blocking and close-on-exec; EINTR is retried
+// here. Calls return 0 or an error code: an OS errno (> 0), or one of the
+// negative codes below, so the portable code needs no system header.
+#ifndef GORT_RUNTIME_OS_NET_OS_H_
+#define GORT_RUNTIME_OS_NET_OS_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace gort::os {
+
+inline constexpr int kErrAgain = -1000;       // EAGAIN / EWOULDBLOCK
+inline constexpr int kErrInProgress = -1001;  // EINPROGRESS (connect)
+inline constexpr int kErrNoSuchHost = -1002;  // the name did not resolve
+inline constexpr int kErrNotSupported = -1003;  // no sockets on this OS
+
+// Address families.
+enum class Family { kInet4, kInet6, kUnix };
+
+// SockAddr: an OS socket address, opaque to the portable code.
+struct SockAddr {
+  alignas(8) unsigned char data[128] = {};
+  std::uint32_t len = 0;
+};
+
+// errstr: the error's text as Go's syscall package spells it
+// ("connection refused").
+std::string errstr(int err);
+// osErrno: the OS errno for err (0 for the negative codes).
+int osErrno(int err);
+// isPermErr: err means the descriptor cannot be polled (epoll's EPERM).
+bool isPermErr(int err);
+
+// fdSetNonblock: sets or clears O_NONBLOCK.
+int fdSetNonblock(std::intptr_t fd, bool on);
+// fdClose: close(2).
+int fdClose(std::intptr_t fd);
+// fdRead / fdWrite: one read(2) / write(2); *n gets the count.
+int fdRead(std::intptr_t fd, void* buf, std::size_t len, std::size_t* n);
+int fdWrite(std::intptr_t fd, const void* buf, std::size_t len,
+            std::size_t* n);
+
+// sockSocket: a non-blocking stream socket of family f.
+int sockSocket(Family f, std::intptr_t* fd);
+// sockListen: SO_REUSEADDR (inet), bind and listen.
+int sockBind(std::intptr_t fd, const SockAddr& sa, bool reuseAddr);
+int sockListen(std::intptr_t fd);
+// sockAccept: accept4, non-blocking and close-on-exec.
+int sockAccept(std::intptr_t fd, std::intptr_t* nfd);
+// sockConnect: 0, kErrInProgress, or an error.
+int sockConnect(std::intptr_t fd, const SockAddr& sa);
+// sockError: the pending SO_ERROR in *err.
+int sockError(std::intptr_t fd, int* err);
+// sockNoDelay: TCP_NODELAY on (Go's default for TCP).
+int sockNoDelay(std::intptr_t fd);
+// sockShutdownWrite: shutdown(SHUT_WR).
+int sockShutdownWrite(std::intptr_t fd);
+// sockName / sockPeer: getsockname / getpeername.
+int sockName(std::intptr_t fd, SockAddr* sa);
+int sockPeer(std::intptr_t fd, SockAddr* sa);
+
+// parseIP: a numeric IPv4 or IPv6 address into ip (16 bytes; IPv4 in the
+// first 4) and *v4; false if s is not one.
+bool parseIP(const std::string& s, unsigned char* ip, bool* v4);
+// lookupHost: resolves a name (getaddrinfo; blocks the thread: call it in a
+// BlockingSyscall); want4 / want6 restrict the family.
+int lookupHost(const std::string& host, bool want4, bool want6,
+               unsigned char* ip, bool* v4);
+// sockaddrInet / sockaddrUnix: build an address; false if it cannot be.
+bool sockaddrInet(const unsigned char* ip, bool v4, int port, SockAddr* sa);
+bool sockaddrUnix(const std::string& path, SockAddr* sa);
+// sockaddrString: "127.0.0.1:5000", "[::1]:5000", or the unix path.
+std::string sockaddrString(const SockAddr& sa);
+// unlinkPath: removes a unix socket file.
+void unlinkPath(const std::string& path);
+
+}  // namespace gort::os
+
+#endif  // GORT_RUNTIME_OS_NET_OS_H_

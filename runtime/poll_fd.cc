@@ -1,0 +1,462 @@
+// runtime/poll_fd.cc: descriptors read and written through the poller
+// (Go's internal/poll: fd_mutex.go, fd_unix.go, fd_poll_runtime.go) and the
+// public gort::poll::FD on top.
+//
+// Every operation holds a reference in the FD's fdMutex (reads and writes
+// also its read or write lock, so two readers never interleave). Close marks
+// the mutex closed, evicts goroutines parked in the poller (they fail with
+// "use of closed ..."), drops its own reference and waits on csema until the
+// last reference is gone; whoever drops it closes the descriptor (destroy).
+// Descriptors epoll refuses (regular files) are not pollable: their calls
+// block the thread inside entersyscall / exitsyscall instead.
+#include "poll_fd.h"
+
+#include <limits>
+
+#include "gort/poll.h"
+#include "gort/runtime.h"
+#include "netpoll.h"
+#include "os/net_os.h"
+#include "os/netpoll_os.h"
+#include "os/os.h"
+#include "panic.h"
+#include "proc.h"
+#include "sema.h"
+
+namespace gort::poll::internal {
+
+using runtime::pollDesc;
+
+namespace {
+
+// fdMutex's state word (Go's layout): closed, read lock, write lock, then
+// 20-bit counts of references, read waiters and write waiters.
+constexpr std::uint64_t mutexClosed = 1 << 0;
+constexpr std::uint64_t mutexRLock = 1 << 1;
+constexpr std::uint64_t mutexWLock = 1 << 2;
+constexpr std::uint64_t mutexRef = 1 << 3;
+constexpr std::uint64_t mutexRefMask = std::uint64_t{(1 << 20) - 1} << 3;
+constexpr std::uint64_t mutexRWait = std::uint64_t{1} << 23;
+constexpr std::uint64_t mutexRMask = std::uint64_t{(1 << 20) - 1} << 23;
+constexpr std::uint64_t mutexWWait = std::uint64_t{1} << 43;
+constexpr std::uint64_t mutexWMask = std::uint64_t{(1 << 20) - 1} << 43;
+
+// Go caps one read or write at 1 GiB (maxRW).
+constexpr std::size_t kMaxRW = std::size_t{1} << 30;
+
+[[noreturn]] void tooMany() {
+  throw Panic("too many concurrent operations on a single file or socket "
+              "(max 1048575)");
+}
+
+int convertErr(int res) {
+  switch (res) {
+    case runtime::pollErrClosing: return kErrClosing;
+    case runtime::pollErrTimeout: return kErrTimeout;
+    default: return res == runtime::pollNoError ? 0 : kErrClosing;
+  }
+}
+
+// destroy mirrors Go's FD.destroy: the last reference closes the OS fd.
+void destroy(fdImpl* fd) {
+  if (fd->pd != nullptr) {
+    if (runtime::pollStale(fd->pd)) {
+      runtime::pollRelease(fd->pd);
+    } else {
+      runtime::pollClose(fd->pd);
+    }
+    fd->pd = nullptr;
+  }
+  os::fdClose(fd->sysfd);
+  fd->sysfd = -1;
+  runtime::semrelease(&fd->csema);
+}
+
+void readUnlock(fdImpl* fd) {
+  if (fd->mu.rwunlock(true)) destroy(fd);
+}
+void writeUnlock(fdImpl* fd) {
+  if (fd->mu.rwunlock(false)) destroy(fd);
+}
+void decref(fdImpl* fd) {
+  if (fd->mu.decref()) destroy(fd);
+}
+
+// unlocker drops a read or write lock on every way out of a call.
+struct unlocker {
+  fdImpl* fd;
+  bool read;
+  ~unlocker() { read ? readUnlock(fd) : writeUnlock(fd); }
+};
+
+// fail hands a failed call's code to the owner's raise (which throws, the
+// reference still held), or returns it.
+int fail(fdImpl* fd, const char* op, int err) {
+  if (err != 0 && fd->raise != nullptr) fd->raise(fd->owner, op, err);
+  return err;
+}
+
+int prepare(fdImpl* fd, int mode) {
+  if (fd->pd == nullptr) return 0;
+  return convertErr(runtime::pollReset(fd->pd, mode));
+}
+
+// wait parks on the poller; a pending error event counts as ready once, so
+// the next call reports the socket's own error.
+int wait(fdImpl* fd, int mode) {
+  int res = runtime::pollWait(fd->pd, mode);
+  if (res == runtime::pollErrNotPollable) return 0;
+  return convertErr(res);
+}
+
+}  // namespace
+
+bool fdMutex::incref() {
+  for (;;) {
+    std::uint64_t old = state.load(std::memory_order_acquire);
+    if (old & mutexClosed) return false;
+    std::uint64_t nw = old + mutexRef;
+    if ((nw & mutexRefMask) == 0) tooMany();
+    if (state.compare_exchange_weak(old, nw)) return true;
+  }
+}
+
+bool fdMutex::increfAndClose() {
+  for (;;) {
+    std::uint64_t old = state.load(std::memory_order_acquire);
+    if (old & mutexClosed) return false;
+    std::uint64_t nw = (old | mutexClosed) + mutexRef;
+    if ((nw & mutexRefMask) == 0) tooMany();
+    nw &= ~(mutexRMask | mutexWMask);  // waiters will see it closed
+    if (state.compare_exchange_weak(old, nw)) {
+      for (; old & mutexRMask; old -= mutexRWait) runtime::semrelease(&rsema);
+      for (; old & mutexWMask; old -= mutexWWait) runtime::semrelease(&wsema);
+      return true;
+    }
+  }
+}
+
+bool fdMutex::decref() {
+  for (;;) {
+    std::uint64_t old = state.load(std::memory_order_acquire);
+    if ((old & mutexRefMask) == 0) throw Panic("inconsistent poll.fdMutex");
+    std::uint64_t nw = old - mutexRef;
+    if (state.compare_exchange_weak(old, nw)) {
+      return (nw & (mutexClosed | mutexRefMask)) == mutexClosed;
+    }
+  }
+}
+
+bool fdMutex::rwlock(bool read) {
+  std::uint64_t bit = read ? mutexRLock : mutexWLock;
+  std::uint64_t wait = read ? mutexRWait : mutexWWait;
+  std::uint64_t mask = read ? mutexRMask : mutexWMask;
+  std::uint32_t* sema = read ? &rsema : &wsema;
+  for (;;) {
+    std::uint64_t old = state.load(std::memory_order_acquire);
+    if (old & mutexClosed) return false;
+    std::uint64_t nw;
+    if ((old & bit) == 0) {
+      nw = (old | bit) + mutexRef;
+      if ((nw & mutexRefMask) == 0) tooMany();
+    } else {
+      nw = old + wait;
+      if ((nw & mask) == 0) tooMany();
+    }
+    if (state.compare_exchange_weak(old, nw)) {
+      if ((old & bit) == 0) return true;
+      runtime::semacquire(sema);  // the unlocker took our wait count off
+    }
+  }
+}
+
+bool fdMutex::rwunlock(bool read) {
+  std::uint64_t bit = read ? mutexRLock : mutexWLock;
+  std::uint64_t wait = read ? mutexRWait : mutexWWait;
+  std::uint64_t mask = read ? mutexRMask : mutexWMask;
+  std::uint32_t* sema = read ? &rsema : &wsema;
+  for (;;) {
+    std::uint64_t old = state.load(std::memory_order_acquire);
+    if ((old & bit) == 0 || (old & mutexRefMask) == 0) {
+      throw Panic("inconsistent poll.fdMutex");
+    }
+    std::uint64_t nw = (old & ~bit) - mutexRef;
+    if (old & mask) nw -= wait;
+    if (state.compare_exchange_weak(old, nw)) {
+      if (old & mask) runtime::semrelease(sema);
+      return (nw & (mutexClosed | mutexRefMask)) == mutexClosed;
+    }
+  }
+}
+
+void checkInRun(const char* what) {
+  if (runtime::getcurg() == nullptr) {
+    throw Panic(std::string("gort: ") + what + " called outside a goroutine");
+  }
+}
+
+fdImpl* fdOpen(std::intptr_t sysfd, bool isFile, int* err) {
+  *err = os::fdSetNonblock(sysfd, true);
+  if (*err != 0) return nullptr;
+  auto* fd = new fdImpl;
+  fd->sysfd = sysfd;
+  fd->isFile = isFile;
+  int perr = 0;
+  fd->pd = runtime::pollOpen(static_cast<std::uintptr_t>(sysfd), &perr);
+  if (fd->pd == nullptr) {
+    if (perr < 0) {
+      *err = os::kErrNotSupported;
+    } else if (os::isPermErr(perr)) {
+      os::fdSetNonblock(sysfd, false);  // not pollable: plain blocking calls
+      return fd;
+    } else {
+      *err = perr;
+    }
+    delete fd;
+    return nullptr;
+  }
+  return fd;
+}
+
+int fdRead(fdImpl* fd, void* buf, std::size_t len, std::size_t* n) {
+  *n = 0;
+  if (!fd->mu.rwlock(true)) return kErrClosing;
+  unlocker u{fd, true};
+  if (len == 0) return 0;
+  if (int err = prepare(fd, os::kPollRead)) return fail(fd, "read", err);
+  if (len > kMaxRW) len = kMaxRW;
+  for (;;) {
+    int err;
+    if (fd->pd == nullptr) {
+      runtime::entersyscall();
+      err = os::fdRead(fd->sysfd, buf, len, n);
+      runtime::exitsyscall();
+    } else {
+      err = os::fdRead(fd->sysfd, buf, len, n);
+    }
+    if (err == os::kErrAgain && fd->pd != nullptr) {
+      if ((err = wait(fd, os::kPollRead)) == 0) continue;
+    }
+    if (err != 0) *n = 0;
+    return fail(fd, "read", err);
+  }
+}
+
+int fdWrite(fdImpl* fd, const void* buf, std::size_t len, std::size_t* n) {
+  *n = 0;
+  if (!fd->mu.rwlock(false)) return kErrClosing;
+  unlocker u{fd, false};
+  if (int err = prepare(fd, os::kPollWrite)) return fail(fd, "write", err);
+  const auto* p = static_cast<const unsigned char*>(buf);
+  for (;;) {
+    std::size_t max = len - *n > kMaxRW ? kMaxRW : len - *n;
+    std::size_t w = 0;
+    int err;
+    if (fd->pd == nullptr) {
+      runtime::entersyscall();
+      err = os::fdWrite(fd->sysfd, p + *n, max, &w);
+      runtime::exitsyscall();
+    } else {
+      err = os::fdWrite(fd->sysfd, p + *n, max, &w);
+    }
+    *n += w;
+    if (*n == len) return 0;
+    if (err == os::kErrAgain && fd->pd != nullptr) {
+      if ((err = wait(fd, os::kPollWrite)) == 0) continue;
+    }
+    if (err != 0) return fail(fd, "write", err);
+    if (w == 0) return fail(fd, "write", 5);  // EIO: io.ErrUnexpectedEOF
+  }
+}
+
+int fdAccept(fdImpl* fd, std::intptr_t* nfd) {
+  if (!fd->mu.rwlock(true)) return kErrClosing;
+  unlocker u{fd, true};
+  if (int err = prepare(fd, os::kPollRead)) return fail(fd, "accept", err);
+  for (;;) {
+    int err = os::sockAccept(fd->sysfd, nfd);
+    if (err == os::kErrAgain && fd->pd != nullptr) {
+      if ((err = wait(fd, os::kPollRead)) == 0) continue;
+    }
+    return fail(fd, "accept", err);
+  }
+}
+
+int fdWaitWrite(fdImpl* fd) {
+  if (!fd->mu.incref()) return kErrClosing;
+  int err = fd->pd == nullptr ? 0 : wait(fd, os::kPollWrite);
+  decref(fd);
+  return err;
+}
+
+int fdSetDeadline(fdImpl* fd, std::int64_t t, int mode) {
+  if (!fd->mu.incref()) return kErrClosing;
+  if (fd->pd != nullptr) runtime::pollSetDeadline(fd->pd, t, mode);
+  decref(fd);
+  return 0;
+}
+
+int fdShutdownWrite(fdImpl* fd) {
+  if (!fd->mu.incref()) return kErrClosing;
+  int err = os::sockShutdownWrite(fd->sysfd);
+  decref(fd);
+  return err;
+}
+
+int fdClose(fdImpl* fd) {
+  if (!fd->mu.increfAndClose()) return kErrClosing;
+  if (fd->pd != nullptr && !runtime::pollStale(fd->pd)) {
+    runtime::pollUnblock(fd->pd);  // Go's pd.evict
+  }
+  decref(fd);
+  // Wait for the last reference to close it (at once if there was none).
+  runtime::semacquire(&fd->csema);
+  return 0;
+}
+
+void fdFree(fdImpl* fd) {
+  if (fd == nullptr) return;
+  if (!(fd->mu.state.load() & mutexClosed)) {
+    if (runtime::getcurg() != nullptr) {
+      fdClose(fd);
+    } else {
+      // Outside a goroutine (after its Run, or on a foreign thread): nothing
+      // can be parked on it any more; close without the scheduler.
+      if (fd->pd != nullptr) {
+        if (!runtime::pollStale(fd->pd)) {
+          os::netpollclose(static_cast<std::uintptr_t>(fd->sysfd));
+        }
+        runtime::pollRelease(fd->pd);
+      }
+      os::fdClose(fd->sysfd);
+    }
+  }
+  delete fd;
+}
+
+std::int64_t fdDeadline(std::chrono::steady_clock::time_point t) {
+  if (t == std::chrono::steady_clock::time_point{}) return 0;
+  auto rel = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                 t - std::chrono::steady_clock::now())
+                 .count();
+  if (rel <= 0) return -1;
+  std::int64_t now = os::nanotime();
+  if (rel > std::numeric_limits<std::int64_t>::max() - now) {
+    return std::numeric_limits<std::int64_t>::max();
+  }
+  return now + rel;
+}
+
+std::string errText(int code, bool isFile) {
+  if (code == kErrClosing) {
+    return isFile ? "use of closed file" : "use of closed network connection";
+  }
+  if (code == kErrTimeout) return "i/o timeout";
+  return os::errstr(code);
+}
+
+net::Error makeError(const std::string& prefix, int code, bool isFile) {
+  return net::Error(prefix + ": " + errText(code, isFile),
+                    code == kErrTimeout, code == kErrClosing,
+                    code > 0 ? os::osErrno(code) : 0);
+}
+
+}  // namespace gort::poll::internal
+
+namespace gort::poll {
+
+using namespace gort::poll::internal;
+
+namespace {
+net::Error ioError(const fdImpl* fd, const char* op, int code);
+void raiseFD(const void* owner, const char* op, int code) {
+  throw ioError(static_cast<const fdImpl*>(owner), op, code);
+}
+}  // namespace
+
+FD::FD(std::intptr_t fd) {
+  checkInRun("poll::FD");
+  int err = 0;
+  impl_ = fdOpen(fd, true, &err);
+  if (impl_ == nullptr) {
+    throw makeError("poll fd " + std::to_string(fd), err, true);
+  }
+  impl_->owner = impl_;
+  impl_->raise = raiseFD;
+}
+
+FD::FD(FD&& other) noexcept : impl_(other.impl_) { other.impl_ = nullptr; }
+
+FD& FD::operator=(FD&& other) noexcept {
+  if (this != &other) {
+    fdFree(impl_);
+    impl_ = other.impl_;
+    other.impl_ = nullptr;
+  }
+  return *this;
+}
+
+FD::~FD() { fdFree(impl_); }
+
+namespace {
+std::string fdName(const fdImpl* fd, const char* op) {
+  return std::string(op) + " fd " + std::to_string(fd->sysfd);
+}
+fdImpl* need(fdImpl* fd, const char* op) {
+  checkInRun(op);
+  if (fd == nullptr) {
+    throw net::Error(std::string(op) + ": invalid argument (empty poll::FD)",
+                     false, false, 0);
+  }
+  return fd;
+}
+// ioError: Go's *PathError "read fd 5: <syscall>: <text>"-like message.
+net::Error ioError(const fdImpl* fd, const char* op, int code) {
+  std::string prefix = fdName(fd, op);
+  if (code > 0) prefix += std::string(": ") + op;
+  return makeError(prefix, code, true);
+}
+}  // namespace
+
+std::size_t FD::Read(void* buf, std::size_t n) {
+  fdImpl* fd = need(impl_, "read");
+  std::size_t got = 0;
+  if (int err = fdRead(fd, buf, n, &got)) throw ioError(fd, "read", err);
+  return got;
+}
+
+std::size_t FD::Write(const void* buf, std::size_t n) {
+  fdImpl* fd = need(impl_, "write");
+  std::size_t put = 0;
+  if (int err = fdWrite(fd, buf, n, &put)) throw ioError(fd, "write", err);
+  return put;
+}
+
+void FD::SetReadDeadline(std::chrono::steady_clock::time_point t) {
+  fdImpl* fd = need(impl_, "SetReadDeadline");
+  if (int err = fdSetDeadline(fd, fdDeadline(t), os::kPollRead)) {
+    throw ioError(fd, "set deadline", err);
+  }
+}
+
+void FD::SetWriteDeadline(std::chrono::steady_clock::time_point t) {
+  fdImpl* fd = need(impl_, "SetWriteDeadline");
+  if (int err = fdSetDeadline(fd, fdDeadline(t), os::kPollWrite)) {
+    throw ioError(fd, "set deadline", err);
+  }
+}
+
+void FD::Close() {
+  fdImpl* fd = need(impl_, "close");
+  std::intptr_t sys = fd->sysfd;
+  if (int err = fdClose(fd)) {
+    throw makeError("close fd " + std::to_string(sys), err, true);
+  }
+}
+
+std::intptr_t FD::Sysfd() const {
+  if (impl_ == nullptr) return -1;
+  return (impl_->mu.state.load() & mutexClosed) ? -1 : impl_->sysfd;
+}
+
+}  // namespace gort::poll

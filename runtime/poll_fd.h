@@ -1,0 +1,83 @@
+// runtime/poll_fd.h: the descriptor layer shared by poll::FD and net (Go's
+// internal/poll: fd_unix.go, fd_mutex.go, fd_poll_runtime.go). Calls return
+// a result code instead of throwing; the public classes turn codes into
+// gort::net::Error with their own message prefix.
+#ifndef GORT_RUNTIME_POLL_FD_H_
+#define GORT_RUNTIME_POLL_FD_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "gort/net.h"
+
+namespace gort::runtime {
+struct pollDesc;
+}  // namespace gort::runtime
+
+namespace gort::poll::internal {
+
+// Result codes beyond the OS ones of os/net_os.h (Go's ErrNetClosing,
+// ErrDeadlineExceeded).
+inline constexpr int kErrClosing = -1;
+inline constexpr int kErrTimeout = -2;
+
+// fdMutex mirrors Go's fdMutex: a reference count, a read lock and a write
+// lock in one word, so Close can wait for every operation in flight.
+struct fdMutex {
+  std::atomic<std::uint64_t> state{0};
+  std::uint32_t rsema = 0;
+  std::uint32_t wsema = 0;
+
+  bool incref();          // false if closed
+  bool increfAndClose();  // false if already closed; wakes lock waiters
+  bool decref();          // true if this dropped the last ref after close
+  bool rwlock(bool read);    // false if closed
+  bool rwunlock(bool read);  // true if the last ref after close
+};
+
+// fdImpl mirrors Go's poll.FD.
+struct fdImpl {
+  fdMutex mu;
+  std::intptr_t sysfd = -1;
+  runtime::pollDesc* pd = nullptr;  // nullptr: not pollable (blocking calls)
+  std::uint32_t csema = 0;          // Close waits here for destroy
+  bool isFile = true;               // errors say "file", not "network"
+  // raise throws the owner's net::Error for a failed call; it runs while
+  // the call still holds its reference, so Close (and the owner's
+  // destructor) cannot free what the message is built from meanwhile.
+  void (*raise)(const void* owner, const char* op, int code) = nullptr;
+  const void* owner = nullptr;
+};
+
+// fdOpen wraps sysfd (already non-blocking or made so); *err on failure.
+fdImpl* fdOpen(std::intptr_t sysfd, bool isFile, int* err);
+// fdRead: one read, parking until ready; *n = 0 at EOF.
+int fdRead(fdImpl* fd, void* buf, std::size_t len, std::size_t* n);
+// fdWrite: writes all len bytes, parking as needed; *n written so far.
+int fdWrite(fdImpl* fd, const void* buf, std::size_t len, std::size_t* n);
+// fdAccept: a new connection's descriptor.
+int fdAccept(fdImpl* fd, std::intptr_t* nfd);
+// fdWaitWrite: parks until writable (connect's completion).
+int fdWaitWrite(fdImpl* fd);
+// fdSetDeadline: t as absolute nanotime (0 none, < 0 past) for mode bits.
+int fdSetDeadline(fdImpl* fd, std::int64_t t, int mode);
+// fdShutdownWrite: shutdown(SHUT_WR) under a reference.
+int fdShutdownWrite(fdImpl* fd);
+// fdClose mirrors Go's FD.Close: waits for operations in flight.
+int fdClose(fdImpl* fd);
+// fdFree releases a closed fdImpl, or closes it outright outside a Run.
+void fdFree(fdImpl* fd);
+// fdDeadline converts a steady_clock deadline to fdSetDeadline's form.
+std::int64_t fdDeadline(std::chrono::steady_clock::time_point t);
+// checkInRun throws gort::Panic outside a goroutine of a Run.
+void checkInRun(const char* what);
+// errText: Go's text for a code ("i/o timeout", "connection refused").
+std::string errText(int code, bool isFile);
+// makeError: net::Error "<prefix>: <text>" for a code.
+net::Error makeError(const std::string& prefix, int code, bool isFile);
+
+}  // namespace gort::poll::internal
+
+#endif  // GORT_RUNTIME_POLL_FD_H_

@@ -1,0 +1,3 @@
+module gort/tools/go_sleep_probe
+
+go 1.19
