@@ -14,6 +14,8 @@
 #include <atomic>
 #include <unordered_map>
 
+#include "gort/runtime.h"
+#include "gort/select.h"
 #include "gort/sync.h"
 #include "gort/time.h"
 
@@ -163,6 +165,28 @@ std::pair<Context, CancelFunc> WithDeadline(
   }
   s->mu.Unlock();
   return {ContextState::Handle(s), cancelFuncOf(s)};
+}
+
+// AfterFunc mirrors Go 1.21's context.AfterFunc. Go registers f among the
+// context's children; gort parks a goroutine on Done and on a stop channel
+// instead (Go's own pre-1.21 idiom), so f runs on that goroutine.
+std::function<bool()> AfterFunc(const Context& ctx, std::function<void()> f) {
+  enum : int { kPending, kRan, kStopped };
+  auto state = std::make_shared<std::atomic<int>>(kPending);
+  Chan<std::monostate> done = ctx.Done();
+  if (!done) return [] { return false; };  // Background: never done
+  auto stop = MakeChan<std::monostate>();
+  Go([state, done, stop, f = std::move(f)] {
+    if (Select(RecvCase(done), RecvCase(stop)) != 0) return;
+    int want = kPending;
+    if (state->compare_exchange_strong(want, kRan)) f();
+  });
+  return [state, stop] {
+    int want = kPending;
+    if (!state->compare_exchange_strong(want, kStopped)) return false;
+    stop.Close();
+    return true;
+  };
 }
 
 std::pair<Context, CancelFunc> WithTimeout(const Context& parent,

@@ -7,10 +7,13 @@
 // host listens on every IPv4 address (Go would use a dual-stack "[::]").
 // Errors read as Go's: "dial tcp 127.0.0.1:1: connect: connection refused".
 #include <cstdlib>
+#include <functional>
+#include <memory>
 #include <string>
 
 #include "gort/net.h"
 #include "gort/runtime.h"
+#include "gort/sync.h"
 #include "os/net_os.h"
 #include "os/netpoll_os.h"
 #include "poll_fd.h"
@@ -225,14 +228,47 @@ int connect(pi::fdImpl* fd, const target& t, std::int64_t deadline,
 
 connImpl* newConn(pi::fdImpl* fd);
 
+// ctxErr: the code a dial bounded by ctx fails with once ctx is done (Go's
+// mapErr: context.Canceled reads "operation was canceled", a passed
+// deadline "i/o timeout"); 0 while ctx is live.
+int ctxErr(const Context* ctx) {
+  if (ctx == nullptr) return 0;
+  switch (ctx->Err()) {
+    case ContextError::kNone: return 0;
+    case ContextError::kCanceled: return pi::kErrCanceled;
+    case ContextError::kDeadlineExceeded: return pi::kErrTimeout;
+  }
+  return 0;
+}
+
+// dial: with ctx, the connect is also interrupted when ctx is done, as Go's
+// netFD.connect does it: a goroutine waiting on ctx.Done moves the write
+// deadline into the past, which wakes the connect.
 Conn dial(std::string_view network, std::string_view address,
-          std::int64_t deadline) {
+          std::int64_t deadline, const Context* ctx = nullptr) {
   pi::checkInRun("net::Dial");
   std::string net(network);
   target t = resolve("dial", net, address, false);
+  if (int cerr = ctxErr(ctx)) throw opError("dial", net, "", t.text, nullptr, cerr);
   pi::fdImpl* fd = newSocket("dial", net, t);
   const char* syscall = nullptr;
+  std::function<bool()> stop;
+  auto interrupted = std::make_shared<gort::WaitGroup>();
+  if (ctx != nullptr && ctx->Done()) {
+    interrupted->Add(1);
+    stop = AfterFunc(*ctx, [fd, interrupted] {
+      pi::fdSetDeadline(fd, -1, os::kPollWrite);
+      interrupted->Done();
+    });
+  }
   int err = connect(fd, t, deadline, &syscall);
+  if (stop && !stop()) {
+    // ctx ended during the connect: the dial fails even if it connected
+    // (Go's connect does too), once the interrupter is done with fd.
+    interrupted->Wait();
+    err = ctxErr(ctx);
+    syscall = nullptr;
+  }
   if (err != 0) {
     pi::fdFree(fd);
     throw opError("dial", net, "", t.text, syscall, err);
@@ -455,6 +491,19 @@ Conn DialTimeout(std::string_view network, std::string_view address,
     throw opError("dial", net, "", t.text, nullptr, pi::kErrTimeout);
   }
   return dial(network, address, deadline);
+}
+
+Conn DialContext(const Context& ctx, std::string_view network,
+                 std::string_view address) {
+  pi::checkInRun("net::DialContext");
+  std::int64_t deadline = 0;
+  if (auto d = ctx.Deadline()) deadline = pi::fdDeadline(*d);
+  if (deadline < 0) {  // already passed: what Err says once the timer runs
+    std::string net(network);
+    target t = resolve("dial", net, address, false);
+    throw opError("dial", net, "", t.text, nullptr, pi::kErrTimeout);
+  }
+  return dial(network, address, deadline, &ctx);
 }
 
 }  // namespace gort::net

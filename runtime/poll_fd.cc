@@ -352,6 +352,7 @@ std::string errText(int code, bool isFile) {
     return isFile ? "use of closed file" : "use of closed network connection";
   }
   if (code == kErrTimeout) return "i/o timeout";
+  if (code == kErrCanceled) return "operation was canceled";
   return os::errstr(code);
 }
 

@@ -22,6 +22,7 @@ namespace gort::poll::internal {
 // ErrDeadlineExceeded).
 inline constexpr int kErrClosing = -1;
 inline constexpr int kErrTimeout = -2;
+inline constexpr int kErrCanceled = -3;  // Go's net errCanceled
 
 // fdMutex mirrors Go's fdMutex: a reference count, a read lock and a write
 // lock in one word, so Close can wait for every operation in flight.

@@ -10,9 +10,13 @@
 // that yields with Gosched lets every runnable goroutine run until it
 // parks, so after a few Goscheds the reader is parked in the poller.
 #include <dirent.h>
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -679,6 +683,147 @@ TEST_F(NetTest, NoFdLeakAcrossRuns) {
     leaked = Conn();
   }
   EXPECT_EQ(CountFds(), before);
+}
+
+// DialContext with a live context connects, and the connection keeps
+// working after the context is canceled (the interrupter is gone by then).
+TEST_F(NetTest, DialContextConnectsAndOutlivesCancel) {
+  gort::Run([] {
+    Listener ln = gort::net::Listen("tcp", "127.0.0.1:0");
+    gort::Chan<int> done = gort::MakeChan<int>(1);
+    gort::Go([&ln, done]() mutable {
+      Echo(ln.Accept());
+      done.Send(1);
+    });
+    auto [ctx, cancel] = gort::WithTimeout(gort::Background(), 1h);
+    Conn c = gort::net::DialContext(ctx, "tcp", ln.Addr());
+    cancel();
+    c.Write("ping", 4);
+    char back[4];
+    ASSERT_EQ(ReadFull(c, back, 4), 4u);
+    EXPECT_EQ(std::string(back, 4), "ping");
+    c.Close();
+    done.Recv();
+  });
+}
+
+// A context already canceled fails the dial at once with Go's text; one
+// whose deadline has passed fails with a Timeout() error.
+TEST_F(NetTest, DialContextDoneContextFails) {
+  gort::Run([] {
+    Listener ln = gort::net::Listen("tcp", "127.0.0.1:0");
+    auto [ctx, cancel] = gort::WithCancel(gort::Background());
+    cancel();
+    try {
+      gort::net::DialContext(ctx, "tcp", ln.Addr());
+      ADD_FAILURE() << "dialled with a canceled context";
+    } catch (const Error& e) {
+      EXPECT_FALSE(e.Timeout());
+      EXPECT_EQ(std::string(e.what()),
+                "dial tcp " + ln.Addr() + ": operation was canceled");
+    }
+    auto [late, cancel2] = gort::WithTimeout(gort::Background(), -1ns);
+    try {
+      gort::net::DialContext(late, "tcp", ln.Addr());
+      ADD_FAILURE() << "dialled past the context's deadline";
+    } catch (const Error& e) {
+      EXPECT_TRUE(e.Timeout()) << e.what();
+    }
+    cancel2();
+  });
+}
+
+// A loopback listener whose accept queue is full, so the kernel drops new
+// SYNs and a connect to it stays in progress (plain sockets, not gort's).
+// Port() is 0 if this kernel completed a connect anyway.
+class StuckListener {
+ public:
+  StuckListener() {
+    ln_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof sa;
+    if (bind(ln_, reinterpret_cast<sockaddr*>(&sa), len) != 0 ||
+        listen(ln_, 0) != 0 ||
+        getsockname(ln_, reinterpret_cast<sockaddr*>(&sa), &len) != 0) {
+      return;
+    }
+    // Backlog 0 admits one connection; a few more make sure it is full.
+    for (int i = 0; i < 4; i++) {
+      int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+      connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa);
+      fillers_.push_back(fd);
+    }
+    int probe = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    fillers_.push_back(probe);
+    if (connect(probe, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0) return;
+    pollfd p{probe, POLLOUT, 0};
+    if (poll(&p, 1, 200) != 0) return;  // it connected (or failed): no use
+    port_ = ntohs(sa.sin_port);
+  }
+  ~StuckListener() {
+    for (int fd : fillers_) close(fd);
+    close(ln_);
+  }
+  int Port() const { return port_; }
+
+ private:
+  int ln_ = -1;
+  int port_ = 0;
+  std::vector<int> fillers_;
+};
+
+// Cancelling the context of a DialContext whose connect is still in
+// progress ends it with Go's "operation was canceled" (the interrupter
+// moves the connect's deadline into the past), not a timeout.
+TEST_F(NetTest, DialContextCancelInterruptsConnect) {
+  StuckListener stuck;
+  if (stuck.Port() == 0) GTEST_SKIP() << "this kernel completes such connects";
+  std::string addr = "127.0.0.1:" + std::to_string(stuck.Port());
+  gort::Run([&] {
+    auto [ctx, cancel] = gort::WithCancel(gort::Background());
+    gort::Chan<std::string> result = gort::MakeChan<std::string>(1);
+    gort::Go([ctx = ctx, addr, result] {
+      try {
+        gort::net::DialContext(ctx, "tcp", addr);
+        result.Send("connected");
+      } catch (const Error& e) {
+        result.Send(std::string(e.Timeout() ? "timeout: " : "") + e.what());
+      }
+    });
+    LetOthersPark();  // the dialer is parked in its connect
+    cancel();
+    EXPECT_EQ(result.Recv(), "dial tcp " + addr + ": operation was canceled");
+  }, Procs(1));
+}
+
+// A Read bounded by a Context, Go's idiom (context.AfterFunc moving the
+// read deadline into the past): cancelling wakes the blocked Read with a
+// Timeout() error, and stopping the AfterFunc leaves the Conn usable.
+TEST_F(NetTest, ReadBoundedByContext) {
+  gort::Run([] {
+    Pair p;
+    auto [ctx, cancel] = gort::WithCancel(gort::Background());
+    auto stop = gort::AfterFunc(ctx, [&p] {
+      p.a.SetReadDeadline(Clock::now() - 1s);
+    });
+    gort::Go([cancel = cancel] {
+      LetOthersPark();  // main is parked in Read by now
+      cancel();
+    });
+    char c;
+    try {
+      p.a.Read(&c, 1);
+      ADD_FAILURE() << "Read returned without data";
+    } catch (const Error& e) {
+      EXPECT_TRUE(e.Timeout()) << e.what();
+    }
+    EXPECT_FALSE(stop());  // it ran
+    p.a.SetReadDeadline(Clock::time_point{});
+    p.b.Write("x", 1);
+    EXPECT_EQ(p.a.Read(&c, 1), 1u);
+  }, Procs(1));
 }
 
 }  // namespace

@@ -71,6 +71,12 @@ std::pair<Context, CancelFunc> WithTimeout(const Context& parent,
 std::pair<Context, CancelFunc> WithDeadline(
     const Context& parent, std::chrono::steady_clock::time_point t);
 
+// Arranges for f to run in a goroutine of its own once ctx is done
+// (context.AfterFunc, Go 1.21). The returned stop function keeps f from
+// running if it has not started, and reports whether it did so; after ctx
+// is done it returns false. Never runs f for Background.
+std::function<bool()> AfterFunc(const Context& ctx, std::function<void()> f);
+
 }  // namespace gort
 
 #endif  // GORT_CONTEXT_H_

@@ -9,6 +9,8 @@
 #include <string>
 #include <string_view>
 
+#include "gort/context.h"
+
 namespace gort::net {
 
 namespace internal {
@@ -122,6 +124,11 @@ Conn Dial(std::string_view network, std::string_view address);
 // Dial that fails with a Timeout() error if not connected within timeout.
 Conn DialTimeout(std::string_view network, std::string_view address,
                  std::chrono::nanoseconds timeout);
+// Dial bounded by ctx (Go's Dialer.DialContext): its deadline is the
+// connect's, and cancelling it stops the connect with an "operation was
+// canceled" error (a passed deadline: a Timeout() error).
+Conn DialContext(const Context& ctx, std::string_view network,
+                 std::string_view address);
 
 }  // namespace gort::net
 
