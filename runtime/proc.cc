@@ -391,6 +391,7 @@ void execute(G* gp, bool inheritTime) {
   executeEnter(mp);  // a goroutine dump may be walking gp's stack
   casgstatus(gp, _Grunnable, _Grunning);
   executeLeave(mp);
+  mp->p->runtick++;
   if (!inheritTime) {
     // Only the P's owner writes schedtick (sysmon reads it), so a plain
     // increment will do, as in Go: no locked read-modify-write per switch.

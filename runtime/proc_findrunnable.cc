@@ -2,7 +2,7 @@
 // findrunnable, stealWork, checkRunqsNoP, and the randomOrder steal walk).
 //
 // The search order is Go's: this P's timers; the global queue every 61st
-// schedtick (so a busy local queue cannot starve it); the local queue; the
+// goroutine run (so a busy local queue cannot starve it); the local queue; the
 // global queue; stealing from other Ps in random order (four rounds, the last
 // one also running their due timers and taking their runnext); and only then
 // giving up the P. An M gives up spinning before it parks and then looks at
@@ -164,7 +164,12 @@ G* findrunnable(bool* inheritTime) {
       pollUntil = checkTimers(pp, now, &ran);
     }
 
-    if (pp->schedtick.load(std::memory_order_relaxed) % 61 == 0 &&
+    // Go counts schedtick here, which a goroutine run from runnext does not
+    // advance: a chain of goroutines each starting the next (or a ping-pong
+    // pair) then never reaches the check, and the global queue waits for
+    // sysmon's preemption, one goroutine per 10 ms slice (golang/go#52934).
+    // gort counts every run, so the gap is 61 runs at most.
+    if (pp->runtick % 61 == 0 &&
         sched.runqsize.load(std::memory_order_acquire) > 0) {
       lock(&sched.lock);
       G* gp = globrunqget(pp, 1);
