@@ -836,6 +836,52 @@ TEST(FairnessTest, SpawnChainDoesNotStarveLocalRunQueue) {
       << links.load() << " links)";
 }
 
+// Not only must the one waiting run again: a goroutine that yields over
+// and over beside a spawn chain must be served every so often, counted in
+// the chain's goroutines, not in sysmon's 10 ms time slices. The chain
+// never advances the P's schedtick (each link inherits its parent's time
+// slice through runnext), so a global queue checked every 61st schedtick
+// would only be reached when sysmon preempts a link: about a hundred
+// steps a second, thousands of links apart (Go 1.19 does worse:
+// golang/go#52934). Counting every goroutine run bounds the gap by the
+// 61-run check, whatever the machine's speed.
+TEST(FairnessTest, SpawnChainLetsAYieldingGoroutineKeepPace) {
+  constexpr int kSteps = 100;
+  // 61 runs until the check, plus one more round if a preempted link was
+  // ahead of the yielder in the global queue; four times that for slack.
+  constexpr int kMaxLinksPerStep = 4 * 61;
+  std::atomic<bool> timed_out{false};
+  std::atomic<int> links{0};
+  int steps = 0;
+  int max_gap = 0;
+  RunGuarded(
+      [&] {
+        std::atomic<bool> stop{false};
+        gort::WaitGroup chain, yielder;
+        chain.Add(1);
+        yielder.Add(1);
+        gort::Go(
+            SpawnChain{&stop, &timed_out, &links, &chain, DeadlineFromNow()});
+        gort::Go([&] {
+          for (; steps < kSteps && !timed_out.load(); steps++) {
+            int before = links.load();
+            gort::Gosched();
+            max_gap = std::max(max_gap, links.load() - before);
+          }
+          yielder.Done();
+        });
+        yielder.Wait();
+        stop.store(true);
+        chain.Wait();
+      },
+      Procs(1));
+  EXPECT_FALSE(timed_out.load()) << "the spawn chain starved the yielder";
+  EXPECT_EQ(steps, kSteps);
+  EXPECT_LE(max_gap, kMaxLinksPerStep)
+      << "the spawn chain ran " << max_gap
+      << " goroutines between two turns of a yielding goroutine";
+}
+
 TEST(FairnessTest, ChannelPingPongDoesNotStarveOthers) {
   // Two goroutines hand a value back and forth; each wakes the other into
   // the P's run-next slot, which inherits the time slice.
