@@ -204,7 +204,9 @@ TEST_F(NetpollTest, TraceCountsNetpoll) {
           done.Send(1);
         });
         gort::Gosched();               // the reader parks in the poller
-        gort::Sleep(1ms);              // the idle M waits in netpoll meanwhile
+        // The idle M waits in netpoll until this timer: long enough that
+        // its findrunnable reaches the poll first even under qemu.
+        gort::Sleep(50ms);
         std::uint64_t one = 1;
         ev.Write(&one, sizeof one);
         done.Recv();                   // a poll readies the reader
