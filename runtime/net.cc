@@ -199,6 +199,13 @@ pi::fdImpl* newSocket(const std::string& op, const std::string& net,
 int connect(pi::fdImpl* fd, const target& t, std::int64_t deadline,
             const char** syscall) {
   *syscall = "connect";
+  if (os::ioCompletion()) {  // Windows: ConnectEx on the write operation
+    if (deadline != 0) pi::fdSetDeadline(fd, deadline, os::kPollWrite);
+    int err = pi::fdConnectIO(fd, t.sa);
+    if (err == pi::kErrTimeout || err == pi::kErrClosing) *syscall = nullptr;
+    if (err == 0 && deadline != 0) pi::fdSetDeadline(fd, 0, os::kPollWrite);
+    return err;
+  }
   int err = os::sockConnect(fd->sysfd, t.sa);
   if (err == 0) return 0;
   if (err != os::kErrInProgress) return err;

@@ -444,6 +444,14 @@ int pollWait(pollDesc* pd, std::int32_t mode) {
   return pollNoError;
 }
 
+void pollWaitCanceled(pollDesc* pd, std::int32_t mode) {
+  // waitio: the completion must be consumed whatever the error state.
+  while (!netpollblock(pd, mode, true)) {
+  }
+}
+
+std::uint64_t pollKey(pollDesc* pd) { return pdKey(pd); }
+
 void pollSetDeadline(pollDesc* pd, std::int64_t d, std::int32_t mode) {
   lock(&pd->lock);
   if (pd->closing) {

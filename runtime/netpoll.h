@@ -66,6 +66,13 @@ void pollRelease(pollDesc* pd);
 int pollReset(pollDesc* pd, std::int32_t mode);
 // pollWait mirrors Go's poll_runtime_pollWait: park until ready.
 int pollWait(pollDesc* pd, std::int32_t mode);
+// pollWaitCanceled mirrors Go's poll_runtime_pollWaitCanceled (Windows):
+// after a deadline or Close interrupted pollWait with an operation in
+// flight, park until the operation's (canceled) completion arrives.
+void pollWaitCanceled(pollDesc* pd, std::int32_t mode);
+// pollKey: the key the OS layer reports pd's events with (completion-model
+// operations carry it).
+std::uint64_t pollKey(pollDesc* pd);
 // pollSetDeadline mirrors Go's poll_runtime_pollSetDeadline; d is an
 // absolute nanotime, 0 none, < 0 already passed.
 void pollSetDeadline(pollDesc* pd, std::int64_t d, std::int32_t mode);

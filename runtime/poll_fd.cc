@@ -9,6 +9,13 @@
 // last reference is gone; whoever drops it closes the descriptor (destroy).
 // Descriptors epoll refuses (regular files) are not pollable: their calls
 // block the thread inside entersyscall / exitsyscall instead.
+//
+// Where the OS completes operations instead of reporting readiness
+// (Windows' overlapped I/O: os::ioCompletion()), reads, writes, accepts and
+// connects go through execIO as Go's fd_windows.go does: the OS starts the
+// operation on the FD's rop or wop, the goroutine parks on the pollDesc until
+// netpoll reports the completion, and a deadline or Close cancels the
+// operation and still waits for its completion before returning.
 #include "poll_fd.h"
 
 #include <limits>
@@ -57,6 +64,13 @@ int convertErr(int res) {
   }
 }
 
+// freeOps releases the completion model's operations (none in flight).
+void freeOps(fdImpl* fd) {
+  os::ioOpFree(fd->rop);
+  os::ioOpFree(fd->wop);
+  fd->rop = fd->wop = nullptr;
+}
+
 // destroy mirrors Go's FD.destroy: the last reference closes the OS fd.
 void destroy(fdImpl* fd) {
   if (fd->pd != nullptr) {
@@ -69,6 +83,7 @@ void destroy(fdImpl* fd) {
   }
   os::fdClose(fd->sysfd);
   fd->sysfd = -1;
+  freeOps(fd);
   runtime::semrelease(&fd->csema);
 }
 
@@ -107,6 +122,41 @@ int wait(fdImpl* fd, int mode) {
   int res = runtime::pollWait(fd->pd, mode);
   if (res == runtime::pollErrNotPollable) return 0;
   return convertErr(res);
+}
+
+// abandonGuard: if the goroutine unwinds while parked with op in flight
+// (its Run ended), the OS must be done with op's buffer before the frame
+// goes.
+struct abandonGuard {
+  os::IoOp* op;
+  bool done = false;
+  ~abandonGuard() {
+    if (!done) os::ioAbandon(op);
+  }
+};
+
+// execIO mirrors Go's FD.execIO (fd_windows.go): start() begins op; park
+// until the poller reports its completion; on a deadline or Close, cancel it
+// and wait for the cancellation, since the OS owns the buffer until then.
+// An operation that completed despite the cancellation keeps its result.
+template <class Start>
+int execIO(fdImpl* fd, os::IoOp* op, int mode, Start start, std::size_t* n,
+           std::intptr_t* nfd) {
+  *n = 0;
+  if (int err = prepare(fd, mode)) return err;
+  int err = start();
+  if (err == 0) return os::ioResult(op, n, nfd);
+  if (err != os::kErrPending) return err;
+  abandonGuard guard{op};
+  int werr = wait(fd, mode);
+  if (werr != 0) {
+    os::ioCancel(op);
+    runtime::pollWaitCanceled(fd->pd, mode);
+  }
+  guard.done = true;
+  int res = os::ioResult(op, n, nfd);
+  if (res == os::kErrCanceled && werr != 0) return werr;
+  return res;
 }
 
 }  // namespace
@@ -203,6 +253,11 @@ fdImpl* fdOpen(std::intptr_t sysfd, bool isFile, int* err) {
   fd->isFile = isFile;
   int perr = 0;
   fd->pd = runtime::pollOpen(static_cast<std::uintptr_t>(sysfd), &perr);
+  if (fd->pd != nullptr && os::ioCompletion()) {
+    std::uint64_t key = runtime::pollKey(fd->pd);
+    fd->rop = os::ioOpNew(sysfd, key, os::kPollRead);
+    fd->wop = os::ioOpNew(sysfd, key, os::kPollWrite);
+  }
   if (fd->pd == nullptr) {
     if (perr < 0) {
       *err = os::kErrNotSupported;
@@ -223,8 +278,16 @@ int fdRead(fdImpl* fd, void* buf, std::size_t len, std::size_t* n) {
   if (!fd->mu.rwlock(true)) return kErrClosing;
   unlocker u{fd, true};
   if (len == 0) return 0;
-  if (int err = prepare(fd, os::kPollRead)) return fail(fd, "read", err);
   if (len > kMaxRW) len = kMaxRW;
+  if (fd->rop != nullptr) {
+    os::IoOp* op = fd->rop;
+    int err = execIO(
+        fd, op, os::kPollRead, [&] { return os::ioRecv(op, buf, len); }, n,
+        nullptr);
+    if (err != 0) *n = 0;
+    return fail(fd, "read", err);
+  }
+  if (int err = prepare(fd, os::kPollRead)) return fail(fd, "read", err);
   for (;;) {
     int err;
     if (fd->pd == nullptr) {
@@ -242,12 +305,30 @@ int fdRead(fdImpl* fd, void* buf, std::size_t len, std::size_t* n) {
   }
 }
 
+// writeIO: fdWrite by the completion model, one WSASend per chunk.
+static int writeIO(fdImpl* fd, const unsigned char* p, std::size_t len,
+            std::size_t* n) {
+  os::IoOp* op = fd->wop;
+  while (*n < len) {
+    std::size_t max = len - *n > kMaxRW ? kMaxRW : len - *n;
+    std::size_t w = 0;
+    int err = execIO(
+        fd, op, os::kPollWrite, [&] { return os::ioSend(op, p + *n, max); },
+        &w, nullptr);
+    *n += w;
+    if (err != 0) return fail(fd, "write", err);
+    if (w == 0) return fail(fd, "write", 5);  // EIO: io.ErrUnexpectedEOF
+  }
+  return 0;
+}
+
 int fdWrite(fdImpl* fd, const void* buf, std::size_t len, std::size_t* n) {
   *n = 0;
   if (!fd->mu.rwlock(false)) return kErrClosing;
   unlocker u{fd, false};
-  if (int err = prepare(fd, os::kPollWrite)) return fail(fd, "write", err);
   const auto* p = static_cast<const unsigned char*>(buf);
+  if (fd->wop != nullptr) return writeIO(fd, p, len, n);
+  if (int err = prepare(fd, os::kPollWrite)) return fail(fd, "write", err);
   for (;;) {
     std::size_t max = len - *n > kMaxRW ? kMaxRW : len - *n;
     std::size_t w = 0;
@@ -272,6 +353,14 @@ int fdWrite(fdImpl* fd, const void* buf, std::size_t len, std::size_t* n) {
 int fdAccept(fdImpl* fd, std::intptr_t* nfd) {
   if (!fd->mu.rwlock(true)) return kErrClosing;
   unlocker u{fd, true};
+  if (fd->rop != nullptr) {
+    os::IoOp* op = fd->rop;
+    std::size_t n = 0;
+    return fail(fd, "accept",
+                execIO(
+                    fd, op, os::kPollRead, [&] { return os::ioAccept(op); }, &n,
+                    nfd));
+  }
   if (int err = prepare(fd, os::kPollRead)) return fail(fd, "accept", err);
   for (;;) {
     int err = os::sockAccept(fd->sysfd, nfd);
@@ -287,6 +376,17 @@ int fdWaitWrite(fdImpl* fd) {
   int err = fd->pd == nullptr ? 0 : wait(fd, os::kPollWrite);
   decref(fd);
   return err;
+}
+
+int fdConnectIO(fdImpl* fd, const os::SockAddr& sa) {
+  if (!fd->mu.rwlock(false)) return kErrClosing;
+  unlocker u{fd, false};
+  if (fd->wop == nullptr) return os::kErrNotSupported;
+  os::IoOp* op = fd->wop;
+  std::size_t n = 0;
+  return execIO(
+      fd, op, os::kPollWrite, [&] { return os::ioConnect(op, sa); }, &n,
+      nullptr);
 }
 
 int fdSetDeadline(fdImpl* fd, std::int64_t t, int mode) {
@@ -329,6 +429,7 @@ void fdFree(fdImpl* fd) {
         runtime::pollRelease(fd->pd);
       }
       os::fdClose(fd->sysfd);
+      freeOps(fd);
     }
   }
   delete fd;

@@ -15,6 +15,10 @@
 namespace gort::runtime {
 struct pollDesc;
 }  // namespace gort::runtime
+namespace gort::os {
+struct IoOp;
+struct SockAddr;
+}  // namespace gort::os
 
 namespace gort::poll::internal {
 
@@ -43,6 +47,8 @@ struct fdImpl {
   fdMutex mu;
   std::intptr_t sysfd = -1;
   runtime::pollDesc* pd = nullptr;  // nullptr: not pollable (blocking calls)
+  os::IoOp* rop = nullptr;  // completion model: the read / accept operation
+  os::IoOp* wop = nullptr;  // and the write / connect one (Go's FD.rop, wop)
   std::uint32_t csema = 0;          // Close waits here for destroy
   bool isFile = true;               // errors say "file", not "network"
   // raise throws the owner's net::Error for a failed call; it runs while
@@ -62,6 +68,9 @@ int fdWrite(fdImpl* fd, const void* buf, std::size_t len, std::size_t* n);
 int fdAccept(fdImpl* fd, std::intptr_t* nfd);
 // fdWaitWrite: parks until writable (connect's completion).
 int fdWaitWrite(fdImpl* fd);
+// fdConnectIO: connect by the completion model (Go's ConnectEx path in
+// net/fd_windows.go), parking until it completes or the write deadline.
+int fdConnectIO(fdImpl* fd, const os::SockAddr& sa);
 // fdSetDeadline: t as absolute nanotime (0 none, < 0 past) for mode bits.
 int fdSetDeadline(fdImpl* fd, std::int64_t t, int mode);
 // fdShutdownWrite: shutdown(SHUT_WR) under a reference.

@@ -16,6 +16,8 @@ inline constexpr int kErrAgain = -1000;       // EAGAIN / EWOULDBLOCK
 inline constexpr int kErrInProgress = -1001;  // EINPROGRESS (connect)
 inline constexpr int kErrNoSuchHost = -1002;  // the name did not resolve
 inline constexpr int kErrNotSupported = -1003;  // no sockets on this OS
+inline constexpr int kErrPending = -1004;   // started; the poller reports it
+inline constexpr int kErrCanceled = -1005;  // an operation canceled by ioCancel
 
 // Address families.
 enum class Family { kInet4, kInet6, kUnix };
@@ -76,6 +78,39 @@ bool sockaddrUnix(const std::string& path, SockAddr* sa);
 std::string sockaddrString(const SockAddr& sa);
 // unlinkPath: removes a unix socket file.
 void unlinkPath(const std::string& path);
+
+// --- The completion model (Windows' overlapped I/O, Go's fd_windows.go) ---
+// Where the OS starts an operation and the poller reports its completion
+// (rather than readiness), poll::FD and net start each read, write, accept
+// and connect here and park until netpoll hands back the operation's key
+// and mode; the result is then read from the IoOp. On Linux ioCompletion()
+// is false and the io* calls are never made.
+
+// IoOp: one operation in flight, one per direction of a descriptor (Go's
+// poll.operation); opaque to the portable code.
+struct IoOp;
+
+// ioCompletion: whether this OS uses the completion model.
+bool ioCompletion();
+// ioOpNew: an operation slot for mode on fd, reported to the poller with key
+// (its pollDesc's); ioOpFree releases it once nothing is in flight.
+IoOp* ioOpNew(std::intptr_t fd, std::uint64_t key, std::int32_t mode);
+void ioOpFree(IoOp* op);
+// ioRecv / ioSend / ioAccept / ioConnect start an operation: kErrPending
+// (wait for the poller, then ioResult), 0 (done already: ioResult), or an
+// error. ioAccept makes the new socket itself; ioConnect binds fd first.
+int ioRecv(IoOp* op, void* buf, std::size_t len);
+int ioSend(IoOp* op, const void* buf, std::size_t len);
+int ioAccept(IoOp* op);
+int ioConnect(IoOp* op, const SockAddr& sa);
+// ioResult: a finished operation's outcome: 0 and *n bytes, kErrCanceled,
+// or the OS error. For accept, *nfd gets the new socket (else it is closed).
+int ioResult(IoOp* op, std::size_t* n, std::intptr_t* nfd);
+// ioCancel asks the OS to cancel op (CancelIoEx); its completion still comes.
+void ioCancel(IoOp* op);
+// ioAbandon: op's goroutine is going away with op in flight (the end of a
+// Run): cancel it and wait on this thread until the OS is done with it.
+void ioAbandon(IoOp* op);
 
 }  // namespace gort::os
 
