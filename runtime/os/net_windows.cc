@@ -1,0 +1,466 @@
+// runtime/os/net_windows.cc: the socket seam (os/net_os.h) on Windows:
+// Winsock sockets, and the completion model's overlapped operations (Go's
+// internal/poll/fd_windows.go and net/fd_windows.go; syscall's Winsock
+// calls).
+//
+// Sockets are overlapped and stay in blocking mode (an overlapped call on a
+// non-blocking socket fails with WSAEWOULDBLOCK instead of pending), as in
+// Go. Every operation's completion is queued on the poller's port, even one
+// that finished at once (Go skips those with
+// FILE_SKIP_COMPLETION_PORT_ON_SUCCESS where every provider allows it; gort
+// does not yet, so each operation costs one pass through netpoll).
+//
+// Error texts: the common Winsock errors read as Go's on Unix ("connection
+// refused"), so messages are the same on every OS; others use the system's
+// text. Errno() is the Winsock code (WSAECONNREFUSED, ...). No unix-domain
+// sockets yet.
+#include <atomic>
+#include <cstring>
+#include <mutex>
+
+#include "os/iocp_windows.h"
+
+namespace gort::os {
+
+namespace {
+
+// wsaStartup: Winsock, once per process (Go's syscall package does it at
+// start).
+void wsaStartup() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    WSADATA d;
+    WSAStartup(MAKEWORD(2, 2), &d);
+  });
+}
+
+SOCKET sockOf(std::intptr_t fd) { return static_cast<SOCKET>(fd); }
+
+int lastErr() { return WSAGetLastError(); }
+
+// extension loads a Winsock extension function (AcceptEx, ConnectEx) once.
+template <class F>
+F extension(SOCKET s, GUID id, std::atomic<F>* cache) {
+  F f = cache->load(std::memory_order_acquire);
+  if (f != nullptr) return f;
+  DWORD bytes = 0;
+  if (WSAIoctl(s, SIO_GET_EXTENSION_FUNCTION_POINTER, &id, sizeof id, &f,
+               sizeof f, &bytes, nullptr, nullptr) != 0) {
+    return nullptr;
+  }
+  cache->store(f, std::memory_order_release);
+  return f;
+}
+
+std::atomic<LPFN_ACCEPTEX> acceptEx{nullptr};
+std::atomic<LPFN_CONNECTEX> connectEx{nullptr};
+
+// The IoOp pool (iocp_windows.h: IoOps are never freed).
+std::mutex opLock;
+IoOp* opFree = nullptr;  // guarded by opLock
+
+// start readies op for a new operation.
+void start(IoOp* op) {
+  std::memset(&op->ov, 0, sizeof op->ov);
+  op->qty = 0;
+  op->err = 0;
+  op->connect = false;
+}
+
+// started: an overlapped call's outcome. Its completion is queued on the
+// port whether it finished at once or is pending.
+int started(bool ok) {
+  if (ok) return kErrPending;
+  int e = lastErr();
+  return e == WSA_IO_PENDING ? kErrPending : e;
+}
+
+void closeAccepted(IoOp* op) {
+  if (op->accepted != INVALID_SOCKET) closesocket(op->accepted);
+  op->accepted = INVALID_SOCKET;
+}
+
+int newSocket(int family, SOCKET* s) {
+  wsaStartup();
+  *s = WSASocketW(family, SOCK_STREAM, IPPROTO_TCP, nullptr, 0,
+                  WSA_FLAG_OVERLAPPED | WSA_FLAG_NO_HANDLE_INHERIT);
+  return *s == INVALID_SOCKET ? lastErr() : 0;
+}
+
+}  // namespace
+
+std::string errstr(int err) {
+  switch (err) {
+    case kErrAgain: return "resource temporarily unavailable";
+    case kErrInProgress: return "operation now in progress";
+    case kErrNoSuchHost: return "no such host";
+    case kErrNotSupported: return "not supported by gort on this OS yet";
+    case kErrCanceled: return "operation was canceled";
+    case WSAECONNREFUSED: return "connection refused";
+    case WSAECONNRESET: return "connection reset by peer";
+    case WSAECONNABORTED: return "software caused connection abort";
+    case WSAEADDRINUSE: return "address already in use";
+    case WSAEADDRNOTAVAIL: return "cannot assign requested address";
+    case WSAENETUNREACH: return "network is unreachable";
+    case WSAEHOSTUNREACH: return "no route to host";
+    case WSAETIMEDOUT: return "connection timed out";
+    case WSAENOTCONN: return "transport endpoint is not connected";
+    case WSAESHUTDOWN: return "cannot send after transport endpoint shutdown";
+    case WSAEAFNOSUPPORT: return "address family not supported by protocol";
+    case WSAEINVAL: return "invalid argument";
+    case WSAEMFILE: return "too many open files";
+    case WSAENOBUFS: return "no buffer space available";
+    case WSAEACCES: return "permission denied";
+    case WSAENOTSOCK: return "socket operation on non-socket";
+    case ERROR_NETNAME_DELETED: return "connection reset by peer";
+    default: break;
+  }
+  char buf[256];
+  DWORD n = FormatMessageA(
+      FORMAT_MESSAGE_FROM_SYSTEM | FORMAT_MESSAGE_IGNORE_INSERTS, nullptr,
+      static_cast<DWORD>(err), 0, buf, sizeof buf, nullptr);
+  while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r' ||
+                   buf[n - 1] == '.' || buf[n - 1] == ' ')) {
+    n--;
+  }
+  if (n == 0) return "winsock error " + std::to_string(err);
+  return std::string(buf, n);
+}
+
+int osErrno(int err) { return err > 0 ? err : 0; }
+
+bool isPermErr(int) { return false; }
+
+// fdSetNonblock: nothing to do: overlapped sockets stay blocking (above).
+int fdSetNonblock(std::intptr_t, bool) { return 0; }
+
+int fdClose(std::intptr_t fd) {
+  return closesocket(sockOf(fd)) != 0 ? lastErr() : 0;
+}
+
+int fdRead(std::intptr_t fd, void* buf, std::size_t len, std::size_t* n) {
+  int r = recv(sockOf(fd), static_cast<char*>(buf),
+               static_cast<int>(len > 0x7fffffff ? 0x7fffffff : len), 0);
+  if (r < 0) return lastErr();
+  *n = static_cast<std::size_t>(r);
+  return 0;
+}
+
+int fdWrite(std::intptr_t fd, const void* buf, std::size_t len,
+            std::size_t* n) {
+  int r = send(sockOf(fd), static_cast<const char*>(buf),
+               static_cast<int>(len > 0x7fffffff ? 0x7fffffff : len), 0);
+  if (r < 0) return lastErr();
+  *n = static_cast<std::size_t>(r);
+  return 0;
+}
+
+int sockSocket(Family f, std::intptr_t* fd) {
+  if (f == Family::kUnix) return kErrNotSupported;
+  SOCKET s;
+  if (int err = newSocket(f == Family::kInet4 ? AF_INET : AF_INET6, &s)) {
+    return err;
+  }
+  *fd = static_cast<std::intptr_t>(s);
+  return 0;
+}
+
+int sockBind(std::intptr_t fd, const SockAddr& sa, bool reuseAddr) {
+  // Windows' SO_REUSEADDR would let another socket steal the port; its
+  // default already allows rebinding a port in TIME_WAIT (Go sets nothing).
+  const auto* a = reinterpret_cast<const sockaddr*>(sa.data);
+  return bind(sockOf(fd), a, static_cast<int>(sa.len)) != 0 ? lastErr() : 0;
+}
+
+int sockListen(std::intptr_t fd) {
+  return listen(sockOf(fd), SOMAXCONN) != 0 ? lastErr() : 0;
+}
+
+int sockAccept(std::intptr_t fd, std::intptr_t* nfd) {
+  SOCKET s = accept(sockOf(fd), nullptr, nullptr);
+  if (s == INVALID_SOCKET) return lastErr();
+  *nfd = static_cast<std::intptr_t>(s);
+  return 0;
+}
+
+int sockConnect(std::intptr_t fd, const SockAddr& sa) {
+  const auto* a = reinterpret_cast<const sockaddr*>(sa.data);
+  return connect(sockOf(fd), a, static_cast<int>(sa.len)) != 0 ? lastErr() : 0;
+}
+
+int sockError(std::intptr_t fd, int* err) {
+  int len = sizeof *err;
+  return getsockopt(sockOf(fd), SOL_SOCKET, SO_ERROR,
+                    reinterpret_cast<char*>(err), &len) != 0
+             ? lastErr()
+             : 0;
+}
+
+int sockNoDelay(std::intptr_t fd) {
+  BOOL one = TRUE;
+  return setsockopt(sockOf(fd), IPPROTO_TCP, TCP_NODELAY,
+                    reinterpret_cast<const char*>(&one), sizeof one) != 0
+             ? lastErr()
+             : 0;
+}
+
+int sockShutdownWrite(std::intptr_t fd) {
+  return shutdown(sockOf(fd), SD_SEND) != 0 ? lastErr() : 0;
+}
+
+int sockName(std::intptr_t fd, SockAddr* sa) {
+  int len = sizeof sa->data;
+  if (getsockname(sockOf(fd), reinterpret_cast<sockaddr*>(sa->data), &len) !=
+      0) {
+    return lastErr();
+  }
+  sa->len = static_cast<std::uint32_t>(len);
+  return 0;
+}
+
+int sockPeer(std::intptr_t fd, SockAddr* sa) {
+  int len = sizeof sa->data;
+  if (getpeername(sockOf(fd), reinterpret_cast<sockaddr*>(sa->data), &len) !=
+      0) {
+    return lastErr();
+  }
+  sa->len = static_cast<std::uint32_t>(len);
+  return 0;
+}
+
+bool parseIP(const std::string& s, unsigned char* ip, bool* v4) {
+  wsaStartup();
+  std::memset(ip, 0, 16);
+  if (inet_pton(AF_INET, s.c_str(), ip) == 1) {
+    *v4 = true;
+    return true;
+  }
+  if (inet_pton(AF_INET6, s.c_str(), ip) == 1) {
+    *v4 = false;
+    return true;
+  }
+  return false;
+}
+
+int lookupHost(const std::string& host, bool want4, bool want6,
+               unsigned char* ip, bool* v4) {
+  wsaStartup();
+  addrinfo hints{};
+  hints.ai_family = want4 && !want6 ? AF_INET : want6 && !want4 ? AF_INET6
+                                                                 : AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  if (getaddrinfo(host.c_str(), nullptr, &hints, &res) != 0 || res == nullptr) {
+    return kErrNoSuchHost;
+  }
+  // IPv4 first, as Go's dialer prefers for "tcp".
+  const addrinfo* pick = nullptr;
+  for (const addrinfo* a = res; a != nullptr; a = a->ai_next) {
+    if (a->ai_family == AF_INET) {
+      pick = a;
+      break;
+    }
+    if (pick == nullptr && a->ai_family == AF_INET6) pick = a;
+  }
+  int rc = kErrNoSuchHost;
+  std::memset(ip, 0, 16);
+  if (pick != nullptr && pick->ai_family == AF_INET) {
+    std::memcpy(ip, &reinterpret_cast<sockaddr_in*>(pick->ai_addr)->sin_addr, 4);
+    *v4 = true;
+    rc = 0;
+  } else if (pick != nullptr) {
+    std::memcpy(ip, &reinterpret_cast<sockaddr_in6*>(pick->ai_addr)->sin6_addr,
+                16);
+    *v4 = false;
+    rc = 0;
+  }
+  freeaddrinfo(res);
+  return rc;
+}
+
+bool sockaddrInet(const unsigned char* ip, bool v4, int port, SockAddr* sa) {
+  std::memset(sa->data, 0, sizeof sa->data);
+  if (v4) {
+    auto* a = reinterpret_cast<sockaddr_in*>(sa->data);
+    a->sin_family = AF_INET;
+    a->sin_port = htons(static_cast<std::uint16_t>(port));
+    std::memcpy(&a->sin_addr, ip, 4);
+    sa->len = sizeof *a;
+  } else {
+    auto* a = reinterpret_cast<sockaddr_in6*>(sa->data);
+    a->sin6_family = AF_INET6;
+    a->sin6_port = htons(static_cast<std::uint16_t>(port));
+    std::memcpy(&a->sin6_addr, ip, 16);
+    sa->len = sizeof *a;
+  }
+  return true;
+}
+
+bool sockaddrUnix(const std::string&, SockAddr*) { return false; }
+
+std::string sockaddrString(const SockAddr& sa) {
+  const auto* a = reinterpret_cast<const sockaddr*>(sa.data);
+  char buf[INET6_ADDRSTRLEN];
+  if (sa.len == 0) return "";
+  if (a->sa_family == AF_INET) {
+    const auto* in = reinterpret_cast<const sockaddr_in*>(sa.data);
+    inet_ntop(AF_INET, &in->sin_addr, buf, sizeof buf);
+    return std::string(buf) + ":" + std::to_string(ntohs(in->sin_port));
+  }
+  if (a->sa_family == AF_INET6) {
+    const auto* in = reinterpret_cast<const sockaddr_in6*>(sa.data);
+    inet_ntop(AF_INET6, &in->sin6_addr, buf, sizeof buf);
+    return "[" + std::string(buf) + "]:" + std::to_string(ntohs(in->sin6_port));
+  }
+  return "";
+}
+
+void unlinkPath(const std::string&) {}
+
+// --- the completion model ---
+
+bool ioCompletion() { return true; }
+
+IoOp* ioOpNew(std::intptr_t fd, std::uint64_t key, std::int32_t mode) {
+  IoOp* op;
+  {
+    std::lock_guard<std::mutex> g(opLock);
+    op = opFree;
+    if (op != nullptr) opFree = op->next;
+  }
+  if (op == nullptr) op = new IoOp;
+  op->fd = sockOf(fd);
+  op->key = key;
+  op->mode = mode;
+  op->accepted = INVALID_SOCKET;
+  op->next = nullptr;
+  start(op);
+  return op;
+}
+
+void ioOpFree(IoOp* op) {
+  if (op == nullptr) return;
+  closeAccepted(op);
+  std::lock_guard<std::mutex> g(opLock);
+  op->next = opFree;
+  opFree = op;
+}
+
+// ioRecv mirrors Go's FD.Read's WSARecv.
+int ioRecv(IoOp* op, void* buf, std::size_t len) {
+  start(op);
+  WSABUF b;
+  b.len = static_cast<ULONG>(len);
+  b.buf = static_cast<char*>(buf);
+  DWORD flags = 0;
+  return started(WSARecv(op->fd, &b, 1, nullptr, &flags, &op->ov, nullptr) ==
+                 0);
+}
+
+// ioSend mirrors Go's FD.Write's WSASend.
+int ioSend(IoOp* op, const void* buf, std::size_t len) {
+  start(op);
+  WSABUF b;
+  b.len = static_cast<ULONG>(len);
+  b.buf = const_cast<char*>(static_cast<const char*>(buf));
+  return started(WSASend(op->fd, &b, 1, nullptr, 0, &op->ov, nullptr) == 0);
+}
+
+// ioAccept mirrors Go's FD.acceptOne: AcceptEx into a new socket of the
+// listener's family.
+int ioAccept(IoOp* op) {
+  start(op);
+  closeAccepted(op);
+  WSAPROTOCOL_INFOW info;
+  int len = sizeof info;
+  if (getsockopt(op->fd, SOL_SOCKET, SO_PROTOCOL_INFOW,
+                 reinterpret_cast<char*>(&info), &len) != 0) {
+    return lastErr();
+  }
+  if (int err = newSocket(info.iAddressFamily, &op->accepted)) return err;
+  LPFN_ACCEPTEX fn = extension(op->fd, WSAID_ACCEPTEX, &acceptEx);
+  if (fn == nullptr) {
+    closeAccepted(op);
+    return lastErr();
+  }
+  DWORD bytes = 0;
+  constexpr DWORD kAddr = sizeof(sockaddr_storage) + 16;
+  int res = started(fn(op->fd, op->accepted, op->addrs, 0, kAddr, kAddr,
+                       &bytes, &op->ov) != FALSE);
+  if (res != kErrPending) closeAccepted(op);
+  return res;
+}
+
+// ioConnect mirrors Go's netFD.connect on Windows: bind to the wildcard
+// address, then ConnectEx.
+int ioConnect(IoOp* op, const SockAddr& sa) {
+  start(op);
+  const auto* a = reinterpret_cast<const sockaddr*>(sa.data);
+  sockaddr_storage any{};
+  any.ss_family = a->sa_family;
+  int anyLen = a->sa_family == AF_INET ? sizeof(sockaddr_in)
+                                       : sizeof(sockaddr_in6);
+  if (bind(op->fd, reinterpret_cast<sockaddr*>(&any), anyLen) != 0) {
+    return lastErr();
+  }
+  LPFN_CONNECTEX fn = extension(op->fd, WSAID_CONNECTEX, &connectEx);
+  if (fn == nullptr) return lastErr();
+  op->connect = true;
+  return started(fn(op->fd, a, static_cast<int>(sa.len), nullptr, 0, nullptr,
+                    &op->ov) != FALSE);
+}
+
+void ioComplete(IoOp* op) {
+  DWORD qty = 0;
+  DWORD flags = 0;
+  op->err = WSAGetOverlappedResult(op->fd, &op->ov, &qty, FALSE, &flags)
+                ? 0
+                : lastErr();
+  op->qty = qty;
+}
+
+int ioResult(IoOp* op, std::size_t* n, std::intptr_t* nfd) {
+  *n = op->qty;
+  if (op->err == WSA_OPERATION_ABORTED || op->err == ERROR_OPERATION_ABORTED) {
+    *n = 0;
+    closeAccepted(op);
+    return kErrCanceled;
+  }
+  if (op->err != 0) {
+    *n = 0;
+    closeAccepted(op);
+    return op->err;
+  }
+  if (op->accepted != INVALID_SOCKET) {
+    // Gives the new socket its addresses and lets shutdown work on it.
+    SOCKET l = op->fd;
+    setsockopt(op->accepted, SOL_SOCKET, SO_UPDATE_ACCEPT_CONTEXT,
+               reinterpret_cast<const char*>(&l), sizeof l);
+    if (nfd != nullptr) {
+      *nfd = static_cast<std::intptr_t>(op->accepted);
+      op->accepted = INVALID_SOCKET;
+    } else {
+      closeAccepted(op);
+    }
+  } else if (op->connect) {
+    // A finished ConnectEx: the connect context lets getpeername and
+    // shutdown work on the socket.
+    setsockopt(op->fd, SOL_SOCKET, SO_UPDATE_CONNECT_CONTEXT, nullptr, 0);
+  }
+  return 0;
+}
+
+void ioCancel(IoOp* op) {
+  CancelIoEx(reinterpret_cast<HANDLE>(op->fd), &op->ov);
+}
+
+void ioAbandon(IoOp* op) {
+  CancelIoEx(reinterpret_cast<HANDLE>(op->fd), &op->ov);
+  // The OS writes the status last; until then it owns op and the buffer.
+  while (reinterpret_cast<volatile ULONG_PTR&>(op->ov.Internal) ==
+         static_cast<ULONG_PTR>(STATUS_PENDING)) {
+    Sleep(1);
+  }
+}
+
+}  // namespace gort::os
