@@ -9,7 +9,9 @@
 // "Blocked" is made certain without sleeping: at GOMAXPROCS 1 a goroutine
 // that yields with Gosched lets every runnable goroutine run until it
 // parks, so after a few Goscheds the reader is parked in the poller.
-#include <dirent.h>
+#include "test_os.h"  // first: Winsock before anything includes windows.h
+
+#if !defined(_WIN32)
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -18,6 +20,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#endif
 
 #include <atomic>
 #include <cerrno>
@@ -126,11 +129,15 @@ TEST_F(NetTest, EchoTCP6) {
 }
 
 TEST_P(NetProcsTest, EchoUnix) {
+#if defined(_WIN32)
+  GTEST_SKIP() << "no unix-domain sockets in gort on Windows yet";
+#else
   std::string path = "/tmp/gort_net_test_" + std::to_string(getpid()) + "_" +
                      std::to_string(GetParam()) + ".sock";
   unlink(path.c_str());
   gort::Run([&] { EchoRoundTrip("unix", path); }, Opts());
   EXPECT_NE(access(path.c_str(), F_OK), 0) << "Close left the socket file";
+#endif
 }
 
 TEST_F(NetTest, Addresses) {
@@ -206,13 +213,17 @@ TEST_F(NetTest, EOFAfterCloseWrite) {
 }
 
 // Raises the soft descriptor limit to the hard one; returns the limit.
-rlim_t RaiseFdLimit() {
+long RaiseFdLimit() {
+#if defined(_WIN32)
+  return 1 << 24;  // handles: no per-process limit to raise
+#else
   rlimit rl{};
   getrlimit(RLIMIT_NOFILE, &rl);
   rl.rlim_cur = rl.rlim_max;
   setrlimit(RLIMIT_NOFILE, &rl);
   getrlimit(RLIMIT_NOFILE, &rl);
-  return rl.rlim_cur;
+  return static_cast<long>(rl.rlim_cur);
+#endif
 }
 
 // 1000 connections at once at GOMAXPROCS 1: they park on the poller, so a
@@ -448,7 +459,11 @@ TEST_F(NetTest, DialRefused) {
       gort::net::Dial("tcp", addr);
       ADD_FAILURE() << "dialled a closed port";
     } catch (const Error& e) {
+#if defined(_WIN32)
+      EXPECT_EQ(e.Errno(), WSAECONNREFUSED);
+#else
       EXPECT_EQ(e.Errno(), ECONNREFUSED);
+#endif
       EXPECT_EQ(std::string(e.what()),
                 "dial tcp " + addr + ": connect: connection refused");
     }
@@ -498,14 +513,17 @@ TEST_F(NetTest, BadInput) {
 TEST_F(NetTest, OutsideRunPanics) {
   EXPECT_THROW(gort::net::Dial("tcp", "127.0.0.1:1"), gort::Panic);
   EXPECT_THROW(gort::net::Listen("tcp", "127.0.0.1:0"), gort::Panic);
-  int p[2];
-  ASSERT_EQ(pipe(p), 0);
+  std::intptr_t p[2];
+  ASSERT_TRUE(gort_test::SocketPair(p));
   EXPECT_THROW(gort::poll::FD{p[0]}, gort::Panic);
-  close(p[0]);
-  close(p[1]);
+  gort_test::SocketClose(p[0]);
+  gort_test::SocketClose(p[1]);
 }
 
 TEST_P(NetProcsTest, PipeThroughFD) {
+#if defined(_WIN32)
+  GTEST_SKIP() << "poll::FD takes sockets only on Windows (no pipes)";
+#else
   gort::Run(
       [] {
         int p[2];
@@ -541,9 +559,13 @@ TEST_P(NetProcsTest, PipeThroughFD) {
         EXPECT_EQ(w.Sysfd(), -1);
       },
       Opts());
+#endif
 }
 
 TEST_F(NetTest, EventfdThroughFD) {
+#if defined(_WIN32)
+  GTEST_SKIP() << "no eventfd on Windows";
+#else
   gort::Run([] {
     gort::poll::FD ev(eventfd(0, EFD_CLOEXEC));
     gort::Chan<std::uint64_t> got = gort::MakeChan<std::uint64_t>(1);
@@ -566,6 +588,7 @@ TEST_F(NetTest, EventfdThroughFD) {
       EXPECT_NE(std::string(e.what()).find(": i/o timeout"), std::string::npos);
     }
   });
+#endif
 }
 
 // While an M waits in the poller (a goroutine blocked in Read, nothing else
@@ -597,12 +620,12 @@ TEST_P(NetProcsTest, TimersFireWhileBlockedInPoller) {
 // Every goroutine waits on I/O, no timer is pending: not a deadlock. The
 // data comes from a thread outside the runtime.
 TEST_F(NetTest, NoDeadlockWhileWaitingOnIO) {
-  int sv[2];
-  ASSERT_EQ(pipe(sv), 0);
+  std::intptr_t sv[2];
+  ASSERT_TRUE(gort_test::SocketPair(sv));
   std::thread writer([&] {
     std::this_thread::sleep_for(50ms);  // the external event comes later
     char c = 'z';
-    ASSERT_EQ(write(sv[1], &c, 1), 1);
+    ASSERT_TRUE(gort_test::SocketWrite(sv[1], &c, 1));
   });
   char got = 0;
   gort::Run(
@@ -612,7 +635,7 @@ TEST_F(NetTest, NoDeadlockWhileWaitingOnIO) {
       },
       Procs(1));
   writer.join();
-  close(sv[1]);
+  gort_test::SocketClose(sv[1]);
   EXPECT_EQ(got, 'z');
 }
 
@@ -649,21 +672,13 @@ TEST_F(NetTest, GomaxprocsChangesWhileWaitingOnIO) {
       Procs(2));
 }
 
-int CountFds() {
-  int n = 0;
-  DIR* d = opendir("/proc/self/fd");
-  if (d == nullptr) return -1;
-  while (readdir(d) != nullptr) n++;
-  closedir(d);
-  return n;
-}
+int CountFds() { return gort_test::OpenDescriptors(); }
 
 // A Run that uses the poller and ends with connections open (and a
 // goroutine parked on one) leaves no descriptor behind, and the next Run
 // gets a working poller.
 TEST_F(NetTest, NoFdLeakAcrossRuns) {
-  int before = CountFds();
-  ASSERT_GT(before, 0);
+  int before = CountFds();  // <= 0: the OS does not count them (Wine)
   Conn leaked;
   for (int run = 0; run < 3; run++) {
     gort::Run([&] {
@@ -682,7 +697,7 @@ TEST_F(NetTest, NoFdLeakAcrossRuns) {
     EXPECT_TRUE(leaked.Valid());
     leaked = Conn();
   }
-  EXPECT_EQ(CountFds(), before);
+  if (before > 0) EXPECT_EQ(CountFds(), before);
 }
 
 // DialContext with a live context connects, and the connection keeps
@@ -733,6 +748,7 @@ TEST_F(NetTest, DialContextDoneContextFails) {
   });
 }
 
+#if !defined(_WIN32)
 // A loopback listener whose accept queue is full, so the kernel drops new
 // SYNs and a connect to it stays in progress (plain sockets, not gort's).
 // Port() is 0 if this kernel completed a connect anyway.
@@ -797,6 +813,7 @@ TEST_F(NetTest, DialContextCancelInterruptsConnect) {
     EXPECT_EQ(result.Recv(), "dial tcp " + addr + ": operation was canceled");
   }, Procs(1));
 }
+#endif  // !defined(_WIN32)
 
 // A Read bounded by a Context, Go's idiom (context.AfterFunc moving the
 // read deadline into the past): cancelling wakes the blocked Read with a

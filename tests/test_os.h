@@ -5,9 +5,15 @@
 #define GORT_TESTS_TEST_OS_H_
 
 #if defined(_WIN32)
+// clang-format off
+#include <winsock2.h>
+#include <ws2tcpip.h>
 #include <windows.h>
+// clang-format on
 #else
+#include <dirent.h>
 #include <poll.h>
+#include <sys/socket.h>
 #include <sched.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
@@ -180,6 +186,84 @@ inline bool HaveHighResUsleep() {
   return true;
 #else
   return prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0) >= 0;
+#endif
+}
+
+// A connected pair of stream sockets, both blocking, for tests that need a
+// pollable descriptor and a peer written to from outside the runtime
+// (socketpair on Linux; a loopback TCP connection on Windows, whose
+// sockets poll::FD takes). false if the OS refused.
+inline bool SocketPair(std::intptr_t sv[2]) {
+#if defined(_WIN32)
+  WSADATA d;
+  if (WSAStartup(MAKEWORD(2, 2), &d) != 0) return false;
+  SOCKET l = socket(AF_INET, SOCK_STREAM, IPPROTO_TCP);
+  if (l == INVALID_SOCKET) return false;
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  int len = sizeof a;
+  SOCKET c = INVALID_SOCKET, s = INVALID_SOCKET;
+  if (bind(l, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+      listen(l, 1) == 0 &&
+      getsockname(l, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
+    c = socket(AF_INET, SOCK_STREAM, IPPROTO_TCP);
+    if (c != INVALID_SOCKET &&
+        connect(c, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) {
+      s = accept(l, nullptr, nullptr);
+    }
+  }
+  closesocket(l);
+  if (s == INVALID_SOCKET) {
+    if (c != INVALID_SOCKET) closesocket(c);
+    return false;
+  }
+  sv[0] = static_cast<std::intptr_t>(s);
+  sv[1] = static_cast<std::intptr_t>(c);
+  return true;
+#else
+  int p[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p) != 0) return false;
+  sv[0] = p[0];
+  sv[1] = p[1];
+  return true;
+#endif
+}
+
+// Writes n bytes to a socket from SocketPair outside the runtime; true if
+// all went.
+inline bool SocketWrite(std::intptr_t s, const void* buf, int n) {
+#if defined(_WIN32)
+  return send(static_cast<SOCKET>(s), static_cast<const char*>(buf), n, 0) ==
+         n;
+#else
+  return write(static_cast<int>(s), buf, static_cast<std::size_t>(n)) == n;
+#endif
+}
+
+// Closes a socket from SocketPair that no poll::FD owns.
+inline void SocketClose(std::intptr_t s) {
+#if defined(_WIN32)
+  closesocket(static_cast<SOCKET>(s));
+#else
+  close(static_cast<int>(s));
+#endif
+}
+
+// Descriptors (Linux) or handles (Windows) the process holds now; -1 if
+// the OS does not say.
+inline int OpenDescriptors() {
+#if defined(_WIN32)
+  DWORD n = 0;
+  return GetProcessHandleCount(GetCurrentProcess(), &n) ? static_cast<int>(n)
+                                                        : -1;
+#else
+  int n = 0;
+  DIR* d = opendir("/proc/self/fd");
+  if (d == nullptr) return -1;
+  while (readdir(d) != nullptr) n++;
+  closedir(d);
+  return n;
 #endif
 }
 
