@@ -307,7 +307,7 @@ int fdRead(fdImpl* fd, void* buf, std::size_t len, std::size_t* n) {
 
 // writeIO: fdWrite by the completion model, one WSASend per chunk.
 static int writeIO(fdImpl* fd, const unsigned char* p, std::size_t len,
-            std::size_t* n) {
+                   std::size_t* n) {
   os::IoOp* op = fd->wop;
   while (*n < len) {
     std::size_t max = len - *n > kMaxRW ? kMaxRW : len - *n;
@@ -356,10 +356,9 @@ int fdAccept(fdImpl* fd, std::intptr_t* nfd) {
   if (fd->rop != nullptr) {
     os::IoOp* op = fd->rop;
     std::size_t n = 0;
-    return fail(fd, "accept",
-                execIO(
-                    fd, op, os::kPollRead, [&] { return os::ioAccept(op); }, &n,
-                    nfd));
+    int err = execIO(
+        fd, op, os::kPollRead, [&] { return os::ioAccept(op); }, &n, nfd);
+    return fail(fd, "accept", err);
   }
   if (int err = prepare(fd, os::kPollRead)) return fail(fd, "accept", err);
   for (;;) {
