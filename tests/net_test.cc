@@ -697,7 +697,9 @@ TEST_F(NetTest, NoFdLeakAcrossRuns) {
     EXPECT_TRUE(leaked.Valid());
     leaked = Conn();
   }
-  if (before > 0) EXPECT_EQ(CountFds(), before);
+  if (before > 0) {
+    EXPECT_EQ(CountFds(), before);
+  }
 }
 
 // DialContext with a live context connects, and the connection keeps
