@@ -191,6 +191,47 @@ TEST_P(NetProcsTest, Stream64MiB) {
       Opts());
 }
 
+// Windows: sockets whose operations finish at once skip the completion
+// port (FILE_SKIP_COMPLETION_PORT_ON_SUCCESS), as Go's do where every
+// Winsock provider allows it. Wine has one that does not, so the test forces
+// the mode on ($GORT_NETPOLL_SKIPSYNC, read at each socket's open).
+TEST_F(NetTest, SkipCompletionOnSuccess) {
+#if !defined(_WIN32)
+  GTEST_SKIP() << "Windows only (completion ports)";
+#else
+  setenv("GORT_NETPOLL_SKIPSYNC", "1", 1);
+  gort::Run(
+      [] {
+        EchoRoundTrip("tcp", "127.0.0.1:0");
+        constexpr std::size_t kTotal = 4 << 20;
+        Listener ln = gort::net::Listen("tcp", "127.0.0.1:0");
+        gort::Go([&ln] {
+          Conn s = ln.Accept();
+          std::vector<unsigned char> block(1 << 14);
+          for (std::size_t off = 0; off < kTotal; off += block.size()) {
+            for (std::size_t i = 0; i < block.size(); i++) {
+              block[i] = static_cast<unsigned char>((off + i) * 7 >> 3);
+            }
+            s.Write(block.data(), block.size());
+          }
+        });
+        Conn c = gort::net::Dial("tcp", ln.Addr());
+        std::vector<unsigned char> buf(7919);
+        std::size_t off = 0, bad = 0;
+        while (std::size_t n = c.Read(buf.data(), buf.size())) {
+          for (std::size_t i = 0; i < n; i++) {
+            bad += buf[i] != static_cast<unsigned char>((off + i) * 7 >> 3);
+          }
+          off += n;
+        }
+        EXPECT_EQ(off, kTotal);
+        EXPECT_EQ(bad, 0u);
+      },
+      Procs(2));
+  unsetenv("GORT_NETPOLL_SKIPSYNC");
+#endif
+}
+
 TEST_F(NetTest, EOFAfterCloseWrite) {
   gort::Run([] {
     Listener ln = gort::net::Listen("tcp", "127.0.0.1:0");

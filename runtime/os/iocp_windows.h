@@ -37,6 +37,7 @@ struct IoOp {
   DWORD qty = 0;          // bytes transferred
   int err = 0;            // the Winsock error, 0 if none
   bool connect = false;               // a ConnectEx is in flight or done
+  bool skipSync = false;  // no completion packet for an at-once success
   SOCKET accepted = INVALID_SOCKET;  // AcceptEx's new socket
   // AcceptEx's local and remote addresses, each sockaddr_storage + 16.
   char addrs[2 * (sizeof(sockaddr_storage) + 16)];
@@ -54,8 +55,9 @@ inline ULONG_PTR completionKey(std::uint64_t key) {
   }
 }
 
-// ioComplete: netpoll found op's completion: fetch its result into op.
-void ioComplete(IoOp* op);
+// ioComplete: netpoll found a completion for op: fetch its result into op;
+// false if op is still in flight (the packet is a stale one).
+bool ioComplete(IoOp* op);
 
 }  // namespace gort::os
 

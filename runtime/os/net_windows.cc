@@ -5,16 +5,18 @@
 //
 // Sockets are overlapped and stay in blocking mode (an overlapped call on a
 // non-blocking socket fails with WSAEWOULDBLOCK instead of pending), as in
-// Go. Every operation's completion is queued on the poller's port, even one
-// that finished at once (Go skips those with
-// FILE_SKIP_COMPLETION_PORT_ON_SUCCESS where every provider allows it; gort
-// does not yet, so each operation costs one pass through netpoll).
+// Go. As in Go, where every installed Winsock provider hands out real
+// handles (XP1_IFS_HANDLES), a socket is set to
+// FILE_SKIP_COMPLETION_PORT_ON_SUCCESS: an operation that finishes at once
+// returns its result without a trip through the port; elsewhere every
+// completion is queued and waited for.
 //
 // Error texts: the common Winsock errors read as Go's on Unix ("connection
 // refused"), so messages are the same on every OS; others use the system's
 // text. Errno() is the Winsock code (WSAECONNREFUSED, ...). No unix-domain
 // sockets yet.
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 
@@ -73,6 +75,44 @@ int started(bool ok) {
   if (ok) return kErrPending;
   int e = lastErr();
   return e == WSA_IO_PENDING ? kErrPending : e;
+}
+
+// skipSupported mirrors Go's initialization of skipSyncNotif: every
+// provider must be an IFS one (checked once).
+bool skipSupported() {
+  static const bool ok = [] {
+    wsaStartup();
+    DWORD len = 0;
+    WSAEnumProtocolsW(nullptr, nullptr, &len);
+    if (len == 0) return false;
+    auto* buf = static_cast<WSAPROTOCOL_INFOW*>(std::malloc(len));
+    if (buf == nullptr) return false;
+    int n = WSAEnumProtocolsW(nullptr, buf, &len);
+    bool all = n > 0;
+    for (int i = 0; i < n; i++) {
+      if ((buf[i].dwServiceFlags1 & XP1_IFS_HANDLES) == 0) all = false;
+    }
+    std::free(buf);
+    return all;
+  }();
+  return ok;
+}
+
+// finished: an overlapped call's outcome when its socket skips completion
+// packets on success: 0 (done, result in op) if it succeeded at once.
+// The byte count comes from the OVERLAPPED, as for a queued completion
+// (Wine leaves the call's own count argument unset).
+int finished(IoOp* op, bool ok) {
+  if (ok && op->skipSync) {
+    DWORD qty = 0;
+    DWORD flags = 0;
+    op->err = WSAGetOverlappedResult(op->fd, &op->ov, &qty, FALSE, &flags)
+                  ? 0
+                  : lastErr();
+    op->qty = qty;
+    return 0;
+  }
+  return started(ok);
 }
 
 void closeAccepted(IoOp* op) {
@@ -334,6 +374,18 @@ IoOp* ioOpNew(std::intptr_t fd, std::uint64_t key, std::int32_t mode) {
   op->mode = mode;
   op->accepted = INVALID_SOCKET;
   op->next = nullptr;
+  // Already associated with the port (netpollopen); both of a socket's
+  // operations make the same call and get the same answer.
+  // $GORT_NETPOLL_SKIPSYNC=1 or 0 forces the choice (tests: Wine has a
+  // non-IFS provider, so it would never be taken there).
+  const char* force = std::getenv("GORT_NETPOLL_SKIPSYNC");
+  bool want = force != nullptr && *force != '\0' ? *force == '1'
+                                                  : skipSupported();
+  op->skipSync =
+      want &&
+      SetFileCompletionNotificationModes(
+          reinterpret_cast<HANDLE>(op->fd),
+          FILE_SKIP_COMPLETION_PORT_ON_SUCCESS | FILE_SKIP_SET_EVENT_ON_HANDLE);
   start(op);
   return op;
 }
@@ -353,8 +405,8 @@ int ioRecv(IoOp* op, void* buf, std::size_t len) {
   b.len = static_cast<ULONG>(len);
   b.buf = static_cast<char*>(buf);
   DWORD flags = 0;
-  return started(WSARecv(op->fd, &b, 1, nullptr, &flags, &op->ov, nullptr) ==
-                 0);
+  return finished(
+      op, WSARecv(op->fd, &b, 1, nullptr, &flags, &op->ov, nullptr) == 0);
 }
 
 // ioSend mirrors Go's FD.Write's WSASend.
@@ -363,7 +415,8 @@ int ioSend(IoOp* op, const void* buf, std::size_t len) {
   WSABUF b;
   b.len = static_cast<ULONG>(len);
   b.buf = const_cast<char*>(static_cast<const char*>(buf));
-  return started(WSASend(op->fd, &b, 1, nullptr, 0, &op->ov, nullptr) == 0);
+  return finished(op,
+                  WSASend(op->fd, &b, 1, nullptr, 0, &op->ov, nullptr) == 0);
 }
 
 // ioAccept mirrors Go's FD.acceptOne: AcceptEx into a new socket of the
@@ -385,9 +438,10 @@ int ioAccept(IoOp* op) {
   }
   DWORD bytes = 0;
   constexpr DWORD kAddr = sizeof(sockaddr_storage) + 16;
-  int res = started(fn(op->fd, op->accepted, op->addrs, 0, kAddr, kAddr,
-                       &bytes, &op->ov) != FALSE);
-  if (res != kErrPending) closeAccepted(op);
+  int res = finished(op,
+                     fn(op->fd, op->accepted, op->addrs, 0, kAddr, kAddr,
+                        &bytes, &op->ov) != FALSE);
+  if (res != kErrPending && res != 0) closeAccepted(op);
   return res;
 }
 
@@ -406,17 +460,25 @@ int ioConnect(IoOp* op, const SockAddr& sa) {
   LPFN_CONNECTEX fn = extension(op->fd, WSAID_CONNECTEX, &connectEx);
   if (fn == nullptr) return lastErr();
   op->connect = true;
-  return started(fn(op->fd, a, static_cast<int>(sa.len), nullptr, 0, nullptr,
-                    &op->ov) != FALSE);
+  return finished(op,
+                  fn(op->fd, a, static_cast<int>(sa.len), nullptr, 0, nullptr,
+                     &op->ov) != FALSE);
 }
 
-void ioComplete(IoOp* op) {
+bool ioComplete(IoOp* op) {
+  // Still pending: the packet is an earlier operation's, late (an abandoned
+  // one, or one whose socket could not skip packets after all).
+  if (reinterpret_cast<volatile ULONG_PTR&>(op->ov.Internal) ==
+      static_cast<ULONG_PTR>(STATUS_PENDING)) {
+    return false;
+  }
   DWORD qty = 0;
   DWORD flags = 0;
   op->err = WSAGetOverlappedResult(op->fd, &op->ov, &qty, FALSE, &flags)
                 ? 0
                 : lastErr();
   op->qty = qty;
+  return true;
 }
 
 int ioResult(IoOp* op, std::size_t* n, std::intptr_t* nfd) {

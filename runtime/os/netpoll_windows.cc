@@ -105,7 +105,7 @@ std::int32_t netpoll(std::int64_t delay, bool highRes, PollEvent* ev,
     if (completionKey(op->key) != entries[i].lpCompletionKey) {
       continue;  // stale: an abandoned operation's IoOp was reused
     }
-    ioComplete(op);
+    if (!ioComplete(op)) continue;  // stale: op is in flight again
     ev[n].key = op->key;
     ev[n].mode = op->mode;
     ev[n].err = false;
