@@ -356,8 +356,11 @@ int fdAccept(fdImpl* fd, std::intptr_t* nfd) {
   if (fd->rop != nullptr) {
     os::IoOp* op = fd->rop;
     std::size_t n = 0;
-    int err = execIO(
-        fd, op, os::kPollRead, [&] { return os::ioAccept(op); }, &n, nfd);
+    int err;
+    do {  // kErrAgain: that connection died before it was accepted
+      err = execIO(
+          fd, op, os::kPollRead, [&] { return os::ioAccept(op); }, &n, nfd);
+    } while (err == os::kErrAgain);
     return fail(fd, "accept", err);
   }
   if (int err = prepare(fd, os::kPollRead)) return fail(fd, "accept", err);

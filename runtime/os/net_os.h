@@ -104,7 +104,9 @@ int ioSend(IoOp* op, const void* buf, std::size_t len);
 int ioAccept(IoOp* op);
 int ioConnect(IoOp* op, const SockAddr& sa);
 // ioResult: a finished operation's outcome: 0 and *n bytes, kErrCanceled,
-// or the OS error. For accept, *nfd gets the new socket (else it is closed).
+// or the OS error. For accept, *nfd gets the new socket (else it is
+// closed), and kErrAgain (from ioAccept too) means that connection died
+// before it was accepted: accept again.
 int ioResult(IoOp* op, std::size_t* n, std::intptr_t* nfd);
 // ioCancel asks the OS to cancel op (CancelIoEx); its completion still comes.
 void ioCancel(IoOp* op);

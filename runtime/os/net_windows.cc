@@ -115,6 +115,12 @@ int finished(IoOp* op, bool ok) {
   return started(ok);
 }
 
+// acceptDied: AcceptEx failed for the new connection only (reset before it
+// was accepted): accept again, as Go's acceptOne loop does.
+bool acceptDied(int err) {
+  return err == WSAECONNRESET || err == ERROR_NETNAME_DELETED;
+}
+
 void closeAccepted(IoOp* op) {
   if (op->accepted != INVALID_SOCKET) closesocket(op->accepted);
   op->accepted = INVALID_SOCKET;
@@ -442,7 +448,7 @@ int ioAccept(IoOp* op) {
                      fn(op->fd, op->accepted, op->addrs, 0, kAddr, kAddr,
                         &bytes, &op->ov) != FALSE);
   if (res != kErrPending && res != 0) closeAccepted(op);
-  return res;
+  return acceptDied(res) ? kErrAgain : res;
 }
 
 // ioConnect mirrors Go's netFD.connect on Windows: bind to the wildcard
@@ -489,8 +495,10 @@ int ioResult(IoOp* op, std::size_t* n, std::intptr_t* nfd) {
     return kErrCanceled;
   }
   if (op->err != 0) {
+    bool accepting = op->accepted != INVALID_SOCKET;
     *n = 0;
     closeAccepted(op);
+    if (accepting && acceptDied(op->err)) return kErrAgain;
     return op->err;
   }
   if (op->accepted != INVALID_SOCKET) {
