@@ -11,11 +11,13 @@
 //   delay is 1000 us - slept for 1069 us
 //   ...
 //
-// On Linux it then times gort::Sleep(d) the same way, once with no
-// descriptor registered (the idle M sleeps on its note) and once while a
-// goroutine waits on an eventfd through gort::poll::FD, so that the idle M
-// blocks in the network poller (epoll_pwait2 or a timerfd in high-resolution
-// mode, whole milliseconds in low-resolution mode, as Go):
+// It then times gort::Sleep(d) the same way, once with no descriptor
+// registered (the idle M sleeps on its note) and once while a goroutine
+// waits on an eventfd through gort::poll::FD (Windows: on a loopback TCP
+// connection), so that the idle M blocks in the network poller (Linux:
+// epoll_pwait2 or a timerfd in high-resolution mode, whole milliseconds in
+// low-resolution mode, as Go; Windows: the completion port, whole
+// milliseconds in both modes):
 //
 //   sleep (no poller): delay is 10 us - slept for 21 us
 //   sleep (poller in use): delay is 10 us - slept for 23 us
@@ -39,6 +41,7 @@
 
 #include "gort/chan.h"
 #include "gort/debug.h"
+#include "gort/net.h"
 #include "gort/poll.h"
 #include "gort/runtime.h"
 
@@ -155,19 +158,31 @@ ModeResult Probe(const Mode& mode, const Options& options) {
   return result;
 }
 
-#if !defined(_WIN32)
 // Times gort::Sleep(d) on main in a fresh runtime in the given mode; with
-// poller, another goroutine first parks reading an eventfd, so the idle M
-// waits in netpoll until the sleep's timer.
+// poller, another goroutine first parks reading an eventfd (Windows: one end
+// of a loopback TCP connection, as poll::FD takes sockets only there), so
+// the idle M waits in netpoll until the sleep's timer.
 std::vector<DelayResult> ProbeSleep(const Mode& mode, const Options& options,
                                     bool poller) {
   std::vector<DelayResult> out;
   gort::Run(
       [&] {
+#if defined(_WIN32)
+        gort::net::Listener ln;
+        gort::net::Conn ev;
+        gort::net::Conn peer;
+#else
         gort::poll::FD ev;
+#endif
         auto parked = gort::MakeChan<int>(1);
         if (poller) {
+#if defined(_WIN32)
+          ln = gort::net::Listen("tcp", "127.0.0.1:0");
+          peer = gort::net::Dial("tcp", ln.Addr());
+          ev = ln.Accept();
+#else
           ev = gort::poll::FD(eventfd(0, EFD_CLOEXEC));
+#endif
           gort::Go([&ev, parked]() mutable {
             parked.Send(1);
             std::uint64_t v;
@@ -197,7 +212,6 @@ std::vector<DelayResult> ProbeSleep(const Mode& mode, const Options& options,
       gort::Options{.maxprocs = 1, .usleep = mode.usleep});
   return out;
 }
-#endif
 
 // Value at quantile q of sorted xs (nearest rank, halves averaged for the
 // median of an even count).
@@ -275,7 +289,6 @@ int main(int argc, char** argv) {
             At(d.slept_ns, 0.9) / 1000, At(d.slept_ns, 1) / 1000);
       }
     }
-#if !defined(_WIN32)
     for (bool poller : {false, true}) {
       for (const DelayResult& d : ProbeSleep(*mode, options, poller)) {
         std::printf("sleep (%s): delay is %" PRIu32
@@ -284,7 +297,6 @@ int main(int argc, char** argv) {
                     At(d.slept_ns, 0.5) / 1000);
       }
     }
-#endif
     std::fflush(stdout);
   }
 #if defined(_WIN32)
