@@ -7,7 +7,7 @@ set -euo pipefail
 pkgs=(
   build-essential cmake ninja-build pkg-config
   libboost-context-dev   # goroutine stacks and switches (fcontext)
-  libabsl-dev            # thread-safety annotations, AnyInvocable
+  libabsl-dev            # thread-safety annotations inside the runtime
   libdw-dev              # goroutine dumps: function names and source lines (elfutils)
   libgtest-dev           # tests
   libbenchmark-dev       # benchmarks' helpers

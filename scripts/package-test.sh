@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Checks gort as an installed package: builds gort in Release (no tests or
 # benchmarks), installs it to a temporary prefix, then
-#   - builds examples/consumer against it with find_package(gort) and runs
-#     the three examples (exit 0, non-empty output);
+#   - checks that no installed header includes Abseil (the public headers
+#     need only the standard library);
+#   - builds examples/consumer against it with find_package(gort), checks
+#     its compile lines carry no Abseil, and runs the three examples (exit 0,
+#     non-empty output);
 #   - compiles examples/hello.cc with `g++ $(pkg-config --cflags --libs gort)`
 #     and runs it;
 #   - runs the worker pool under GODEBUG=schedtrace=1000 and looks for Go's
@@ -36,10 +39,27 @@ ls "$prefix"/lib*/libgort.a >/dev/null || fail "libgort.a not installed"
 ls "$prefix"/lib*/cmake/gort/gortConfig.cmake >/dev/null || fail "gortConfig.cmake not installed"
 ls "$prefix"/lib*/pkgconfig/gort.pc >/dev/null || fail "gort.pc not installed"
 
+step "the installed headers need only the standard library"
+# Each header on its own, listing every file it includes: none may be
+# Abseil's (it lives in /usr/include, so an -I flag is not the test).
+for h in "$prefix"/include/gort/*.h "$prefix"/include/gort/internal/*.h; do
+  deps=$(echo "#include \"${h#"$prefix"/include/}\"" |
+    g++ -std=c++20 -M -x c++ -I"$prefix/include" -) ||
+    fail "${h#"$prefix"/} does not compile on its own"
+  if printf '%s\n' "$deps" | grep -q '/absl/'; then
+    fail "${h#"$prefix"/} includes Abseil"
+  fi
+done
+
 step "build examples/consumer with find_package(gort)"
 cmake -S examples/consumer -B "$out/consumer" -G Ninja \
   -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix"
 cmake --build "$out/consumer"
+# The consumer's compile lines carry no Abseil and no forced includes.
+cmds=$(ninja -C "$out/consumer" -t commands)
+if printf '%s\n' "$cmds" | grep -Eq 'absl|-include'; then
+  fail "the consumer's compile lines mention Abseil or -include"
+fi
 
 run() {  # run name cmd...: exit 0 and some output on stdout
   local name=$1; shift

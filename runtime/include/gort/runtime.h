@@ -14,7 +14,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "absl/functional/any_invocable.h"
+#include "gort/internal/func.h"
 
 namespace gort {
 
@@ -40,8 +40,6 @@ class Panic : public std::runtime_error {
 };
 
 namespace internal {
-// A goroutine body, type-erased.
-using Func = absl::AnyInvocable<void() &&>;
 // Runs main as goroutine 1 on a fresh runtime; returns when main returns.
 void RunMain(Func main, const Options& options);
 // Starts fn as a new goroutine (Go's newproc).
