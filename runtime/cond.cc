@@ -11,7 +11,7 @@
 namespace gort {
 
 // Wait mirrors Go's Cond.Wait.
-void Cond::Wait() {
+void Cond::Wait() GORT_NO_THREAD_SAFETY_ANALYSIS {
   std::uint32_t t = runtime::notifyListAdd(&notify_);
   l_->Unlock();
   runtime::notifyListWait(&notify_, t);
@@ -27,11 +27,11 @@ void Cond::Broadcast() { runtime::notifyListNotifyAll(&notify_); }
 // DoSlow mirrors Go's Once.doSlow: under the mutex, so that concurrent
 // callers wait for f; done is set even when f throws, as Go's deferred
 // store sets it when f panics.
-void Once::DoSlow(void (*call)(void*), void* f) {
+void Once::DoSlow(void (*call)(void*), void* f) GORT_NO_THREAD_SAFETY_ANALYSIS {
   struct Unlocker {
     Once* o;
     bool ran = false;
-    ~Unlocker() {
+    ~Unlocker() GORT_NO_THREAD_SAFETY_ANALYSIS {
       if (ran) o->done_.store(1, std::memory_order_release);
       o->m_.Unlock();
     }

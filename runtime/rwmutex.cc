@@ -22,7 +22,7 @@ using runtime::semacquire;
 using runtime::semrelease;
 
 // RLock mirrors Go's RWMutex.RLock.
-void RWMutex::RLock() {
+void RWMutex::RLock() GORT_NO_THREAD_SAFETY_ANALYSIS {
   if (reader_count_.fetch_add(1, std::memory_order_acq_rel) + 1 < 0) {
     // A writer holds or waits for the lock: wait for it.
     semacquire(&reader_sem_, runtime::waitReason::syncRWMutexRLock);
@@ -30,7 +30,7 @@ void RWMutex::RLock() {
 }
 
 // TryRLock mirrors Go's RWMutex.TryRLock.
-bool RWMutex::TryRLock() {
+bool RWMutex::TryRLock() GORT_NO_THREAD_SAFETY_ANALYSIS {
   std::int32_t c = reader_count_.load(std::memory_order_relaxed);
   while (c >= 0) {
     if (reader_count_.compare_exchange_weak(c, c + 1,
@@ -42,7 +42,7 @@ bool RWMutex::TryRLock() {
 }
 
 // RUnlock mirrors Go's RWMutex.RUnlock.
-void RWMutex::RUnlock() {
+void RWMutex::RUnlock() GORT_NO_THREAD_SAFETY_ANALYSIS {
   std::int32_t r = reader_count_.fetch_sub(1, std::memory_order_acq_rel) - 1;
   if (r < 0) RUnlockSlow(r);
 }
@@ -59,7 +59,7 @@ void RWMutex::RUnlockSlow(std::int32_t r) {
 }
 
 // Lock mirrors Go's RWMutex.Lock.
-void RWMutex::Lock() {
+void RWMutex::Lock() GORT_NO_THREAD_SAFETY_ANALYSIS {
   w_.Lock();
   // Announce the writer; r readers were already inside.
   std::int32_t r =
@@ -70,7 +70,7 @@ void RWMutex::Lock() {
 }
 
 // TryLock mirrors Go's RWMutex.TryLock.
-bool RWMutex::TryLock() {
+bool RWMutex::TryLock() GORT_NO_THREAD_SAFETY_ANALYSIS {
   if (!w_.TryLock()) return false;
   std::int32_t zero = 0;
   if (!reader_count_.compare_exchange_strong(zero, -kMaxReaders,
@@ -83,7 +83,7 @@ bool RWMutex::TryLock() {
 
 // Unlock mirrors Go's RWMutex.Unlock: let in the readers that queued up
 // behind the writer, then other writers.
-void RWMutex::Unlock() {
+void RWMutex::Unlock() GORT_NO_THREAD_SAFETY_ANALYSIS {
   std::int32_t r =
       reader_count_.fetch_add(kMaxReaders, std::memory_order_acq_rel) +
       kMaxReaders;

@@ -120,7 +120,7 @@ bool internal::resetTimer(timerObj* t, std::int64_t d, std::int64_t period) {
 Timer NewTimer(std::chrono::nanoseconds d) {
   needGoroutine("NewTimer");
   Chan<std::int64_t> c = MakeChan<std::int64_t>(1);
-  timerObj* t = internal::startTimer(c.raw(), d.count(), 0, {});
+  timerObj* t = internal::startTimer(internal::ChanAccess::raw(c), d.count(), 0, {});
   return Timer(std::move(c), t);
 }
 
@@ -153,7 +153,7 @@ Ticker NewTicker(std::chrono::nanoseconds d) {
   if (d.count() <= 0) throw Panic("non-positive interval for NewTicker");
   needGoroutine("NewTicker");
   Chan<std::int64_t> c = MakeChan<std::int64_t>(1);
-  timerObj* t = internal::startTimer(c.raw(), d.count(), d.count(), {});
+  timerObj* t = internal::startTimer(internal::ChanAccess::raw(c), d.count(), d.count(), {});
   return Ticker(std::move(c), t);
 }
 

@@ -61,14 +61,14 @@ constexpr std::int32_t kMutexLocked = 1;
 constexpr std::int32_t kMutexWaiter = 2;  // one waiter, counted from bit 1
 }  // namespace
 
-bool Mutex::TryLock() {
+bool Mutex::TryLock() GORT_NO_THREAD_SAFETY_ANALYSIS {
   std::int32_t old = state_.load(std::memory_order_relaxed);
   if (old & kMutexLocked) return false;
   return state_.compare_exchange_strong(old, old | kMutexLocked,
                                         std::memory_order_acquire);
 }
 
-void Mutex::Lock() {
+void Mutex::Lock() GORT_NO_THREAD_SAFETY_ANALYSIS {
   std::int32_t unlocked = 0;
   if (state_.compare_exchange_strong(unlocked, kMutexLocked,
                                      std::memory_order_acquire)) {
@@ -102,7 +102,7 @@ void Mutex::LockSlow() {
   }
 }
 
-void Mutex::Unlock() {
+void Mutex::Unlock() GORT_NO_THREAD_SAFETY_ANALYSIS {
   std::int32_t n =
       state_.fetch_sub(kMutexLocked, std::memory_order_release) - kMutexLocked;
   if (((n + kMutexLocked) & kMutexLocked) == 0) {

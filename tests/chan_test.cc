@@ -471,7 +471,7 @@ TEST_F(ChanTest, NilChannelBlocksGoroutinesForever) {
         gort::Go([started, &proceeded] {
           gort::Chan<int> nil;
           started.Send(1);
-          nil.RecvOk();
+          (void)nil.RecvOk();
           proceeded++;
         });
         gort::Go([started, &proceeded] {

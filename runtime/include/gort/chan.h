@@ -14,6 +14,18 @@ namespace gort {
 template <class T>
 class Chan;
 
+namespace internal {
+// The runtime channel behind a Chan, for Select and the runtime's timers;
+// not part of the public API.
+struct ChanAccess {
+  // ch's hchan (nullptr for a nil channel).
+  template <class T>
+  static hchan* raw(const Chan<T>& ch) {
+    return ch.c_;
+  }
+};
+}  // namespace internal
+
 // Makes a channel of T with buffer capacity cap (make(chan T, cap)).
 template <class T>
 Chan<T> MakeChan(std::size_t cap = 0);
@@ -55,7 +67,7 @@ class Chan {
     return s.Take();
   }
   // Receives a value; nullopt once closed and drained (v, ok := <-ch).
-  std::optional<T> RecvOk() const {
+  [[nodiscard]] std::optional<T> RecvOk() const {
     Slot s;
     if (!internal::chanrecv(c_, s.bytes)) return std::nullopt;
     return std::optional<T>(s.Take());
@@ -63,19 +75,18 @@ class Chan {
   // Closes the channel (close(ch)).
   void Close() const { internal::closechan(c_); }
   // Number of buffered elements (len(ch)).
-  std::size_t Len() const { return internal::chanlen(c_); }
+  [[nodiscard]] std::size_t Len() const { return internal::chanlen(c_); }
   // Buffer capacity (cap(ch)).
-  std::size_t Cap() const { return internal::chancap(c_); }
+  [[nodiscard]] std::size_t Cap() const { return internal::chancap(c_); }
   // True unless nil.
   explicit operator bool() const { return c_ != nullptr; }
   // True if both name the same channel (or both are nil).
   friend bool operator==(const Chan& a, const Chan& b) { return a.c_ == b.c_; }
   // Swaps two handles.
   void swap(Chan& other) noexcept { std::swap(c_, other.c_); }
-  // The runtime channel, for Select; not for outside use.
-  internal::hchan* raw() const { return c_; }
 
  private:
+  friend struct internal::ChanAccess;
   friend Chan MakeChan<T>(std::size_t cap);
   // Storage that a receive constructs a T in.
   struct Slot {

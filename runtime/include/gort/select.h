@@ -67,14 +67,14 @@ void FinishCase(C& op, bool recvOK) {
 template <class T>
 internal::RecvCaseOp<T> RecvCase(const Chan<T>& ch, T* out = nullptr,
                                  bool* ok = nullptr) {
-  return internal::RecvCaseOp<T>{ch.raw(), out, ok, {}};
+  return internal::RecvCaseOp<T>{internal::ChanAccess::raw(ch), out, ok, {}};
 }
 
 // A send case for Select: sends value when chosen.
 template <class T>
 internal::SendCaseOp<T> SendCase(const Chan<T>& ch,
                                  std::type_identity_t<T> value) {
-  return internal::SendCaseOp<T>{ch.raw(), std::move(value)};
+  return internal::SendCaseOp<T>{internal::ChanAccess::raw(ch), std::move(value)};
 }
 
 // The default case: chosen at once when no other case is ready.

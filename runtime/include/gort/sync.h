@@ -10,6 +10,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "gort/internal/thread_annotations.h"
+
 namespace gort {
 
 // Waits for a collection of goroutines to finish (sync.WaitGroup).
@@ -28,15 +30,24 @@ class WaitGroup {
 };
 
 // A mutual exclusion lock for goroutines (sync.Mutex); any goroutine may
-// unlock it.
-class Mutex {
+// unlock it. Meets the standard Lockable requirements (std::lock_guard,
+// std::unique_lock, std::scoped_lock) and is a clang thread-safety
+// capability.
+class GORT_CAPABILITY("mutex") Mutex {
  public:
   // Locks, parking the goroutine while another holds the lock.
-  void Lock();
+  void Lock() GORT_ACQUIRE();
   // Unlocks; unlocking an unlocked Mutex is a fatal error.
-  void Unlock();
+  void Unlock() GORT_RELEASE();
   // Locks if free and reports whether it did.
-  bool TryLock();
+  [[nodiscard]] bool TryLock() GORT_TRY_ACQUIRE(true);
+
+  // Lock, for std::lock_guard and std::unique_lock.
+  void lock() GORT_ACQUIRE() { Lock(); }
+  // Unlock, for std::lock_guard and std::unique_lock.
+  void unlock() GORT_RELEASE() { Unlock(); }
+  // TryLock, for std::unique_lock and std::try_lock.
+  [[nodiscard]] bool try_lock() GORT_TRY_ACQUIRE(true) { return TryLock(); }
 
  private:
   void LockSlow();
@@ -47,34 +58,37 @@ class Mutex {
 // A reader/writer mutual exclusion lock for goroutines (sync.RWMutex): any
 // number of readers or one writer. A goroutine blocked in Lock keeps new
 // readers out, so writers are not starved. Meets the standard SharedMutex
-// requirements (std::unique_lock, std::shared_lock).
-class RWMutex {
+// requirements (std::unique_lock, std::shared_lock) and is a clang
+// thread-safety capability.
+class GORT_CAPABILITY("mutex") RWMutex {
  public:
   // Locks for writing, parking while readers or a writer hold it.
-  void Lock();
+  void Lock() GORT_ACQUIRE();
   // Unlocks for writing; unlocking an unlocked RWMutex is a fatal error.
-  void Unlock();
+  void Unlock() GORT_RELEASE();
   // Locks for reading; parks while a writer holds or waits for the lock.
-  void RLock();
+  void RLock() GORT_ACQUIRE_SHARED();
   // Undoes one RLock; a fatal error if the RWMutex is not read-locked.
-  void RUnlock();
+  void RUnlock() GORT_RELEASE_SHARED();
   // Locks for writing if free and reports whether it did.
-  bool TryLock();
+  [[nodiscard]] bool TryLock() GORT_TRY_ACQUIRE(true);
   // Locks for reading unless a writer holds or waits; reports whether it did.
-  bool TryRLock();
+  [[nodiscard]] bool TryRLock() GORT_TRY_ACQUIRE_SHARED(true);
 
   // Lock, for std::unique_lock and std::lock_guard.
-  void lock() { Lock(); }
+  void lock() GORT_ACQUIRE() { Lock(); }
   // Unlock, for std::unique_lock and std::lock_guard.
-  void unlock() { Unlock(); }
+  void unlock() GORT_RELEASE() { Unlock(); }
   // TryLock, for std::unique_lock.
-  bool try_lock() { return TryLock(); }
+  [[nodiscard]] bool try_lock() GORT_TRY_ACQUIRE(true) { return TryLock(); }
   // RLock, for std::shared_lock.
-  void lock_shared() { RLock(); }
+  void lock_shared() GORT_ACQUIRE_SHARED() { RLock(); }
   // RUnlock, for std::shared_lock.
-  void unlock_shared() { RUnlock(); }
+  void unlock_shared() GORT_RELEASE_SHARED() { RUnlock(); }
   // TryRLock, for std::shared_lock.
-  bool try_lock_shared() { return TryRLock(); }
+  [[nodiscard]] bool try_lock_shared() GORT_TRY_ACQUIRE_SHARED(true) {
+    return TryRLock();
+  }
 
  private:
   void RUnlockSlow(std::int32_t r);

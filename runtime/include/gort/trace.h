@@ -11,13 +11,13 @@
 namespace gort {
 
 // Starts recording a trace to be written to path; false if one is running.
-bool StartTrace(const std::string& path);
+[[nodiscard]] bool StartTrace(const std::string& path);
 
 // Stops the trace and writes it; false if none ran or the file failed.
-bool StopTrace();
+[[nodiscard]] bool StopTrace();
 
 // Reports whether a trace is being recorded.
-bool TraceEnabled();
+[[nodiscard]] bool TraceEnabled();
 
 }  // namespace gort
 
