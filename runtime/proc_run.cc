@@ -320,10 +320,12 @@ namespace gort {
 using namespace gort::runtime;
 
 void internal::RunMain(internal::Func main, const Options& options) {
-  if (getg() != nullptr) throw_("gort.Run called from inside the runtime");
+  // Misuse panics, as Go called outside a Run does: nothing has changed yet,
+  // so the caller may recover and go on.
+  if (getg() != nullptr) throw Panic("gort: Run called inside gort::Run");
   bool idle = false;
   if (!runActive.compare_exchange_strong(idle, true)) {
-    throw_("gort.Run called while another Run is in progress");
+    throw Panic("gort: Run called while another Run is in progress");
   }
   schedinit(options);
   G* mainG = newproc1(std::move(main), nullptr);

@@ -27,7 +27,6 @@
 #include <cstdlib>
 #include <limits>
 #include <string>
-#include <thread>
 
 #include "gort/gort.h"
 #include "gtest/gtest.h"
@@ -44,60 +43,6 @@ class FatalDeathTest : public ::testing::Test {
  protected:
   void SetUp() override { GTEST_FLAG_SET(death_test_style, "threadsafe"); }
 };
-
-// Keeps the calling goroutine alive (sleeping, so other goroutines and
-// threads run) for at most 10 s, then ends the child with status 4 so a
-// missing fatal error fails the test instead of hanging it.
-void SleepThenFail(const char* what) {
-  const std::int64_t deadline = gort::Nanotime() + 10'000'000'000;
-  while (gort::Nanotime() < deadline) gort::Sleep(1ms);
-  std::fprintf(stderr, "test: %s did not end the program\n", what);
-  std::_Exit(4);
-}
-
-// ---------------------------------------------------------------------------
-// Run misuse
-
-TEST_F(FatalDeathTest, RunInsideAGoroutineIsFatal) {
-  EXPECT_EXIT(RunGuarded(
-                  [] {
-                    gort::Run([] {});
-                    std::_Exit(4);  // Run must not return.
-                  },
-                  Procs(2)),
-              ::testing::ExitedWithCode(2),
-              "fatal error: gort.Run called from inside the runtime");
-}
-
-TEST_F(FatalDeathTest, RunInsideANonMainGoroutineIsFatal) {
-  EXPECT_EXIT(RunGuarded(
-                  [] {
-                    gort::Go([] { gort::Run([] {}); });
-                    SleepThenFail("nested Run");
-                  },
-                  Procs(2)),
-              ::testing::ExitedWithCode(2),
-              "fatal error: gort.Run called from inside the runtime");
-}
-
-TEST_F(FatalDeathTest, ConcurrentRunFromAnotherThreadIsFatal) {
-  EXPECT_EXIT(RunGuarded(
-                  [] {
-                    // A plain thread, not a runtime M: getg() is null there,
-                    // so only the in-progress check can stop it. The first
-                    // Run is certainly in progress while main sleeps.
-                    std::thread([] {
-                      gort::Run([] {});
-                      std::fprintf(stderr, "test: second Run returned\n");
-                      std::_Exit(5);
-                    }).detach();
-                    SleepThenFail("concurrent Run");
-                  },
-                  Procs(2)),
-              ::testing::ExitedWithCode(2),
-              "fatal error: gort.Run called while another Run is in "
-              "progress");
-}
 
 // GOTRACEBACK=crash (as in Go) turns a fatal error's exit status 2 into an
 // abort, which debuggers, core dumps and libFuzzer (scripts/fuzz.sh) catch.

@@ -296,6 +296,74 @@ TEST(RunTest, SchedulingCallsOutsideRunPanic) {
   EXPECT_THROW(gort::GOMAXPROCS(2), gort::Panic);
 }
 
+// Run inside a Run is misuse like Go outside one: it throws gort::Panic
+// before touching anything, and the outer Run goes on.
+TEST(RunTest, RunInsideMainGoroutinePanics) {
+  std::string what;
+  bool inner_ran = false;
+  int after = 0;
+  RunGuarded(
+      [&] {
+        try {
+          gort::Run([&] { inner_ran = true; });
+        } catch (const gort::Panic& p) {
+          what = p.what();
+        }
+        // The outer runtime still schedules goroutines.
+        auto c = gort::MakeChan<int>();
+        gort::Go([c] { c.Send(7); });
+        after = c.Recv();
+      },
+      Procs(2));
+  EXPECT_EQ(what, "gort: Run called inside gort::Run");
+  EXPECT_FALSE(inner_ran);
+  EXPECT_EQ(after, 7);
+}
+
+TEST(RunTest, RunInsideOtherGoroutinePanics) {
+  std::string what;
+  RunGuarded(
+      [&] {
+        auto done = gort::MakeChan<std::string>();
+        gort::Go([done] {
+          try {
+            gort::Run([] {});
+            done.Send("returned");
+          } catch (const gort::Panic& p) {
+            done.Send(p.what());
+          }
+        });
+        what = done.Recv();
+      },
+      Procs(2));
+  EXPECT_EQ(what, "gort: Run called inside gort::Run");
+}
+
+TEST(RunTest, ConcurrentRunFromAnotherThreadPanics) {
+  std::string what;
+  bool inner_ran = false;
+  RunGuarded(
+      [&] {
+        // A plain thread (getg() is null there) while this Run is certainly
+        // in progress: main waits for it in a blocking syscall.
+        std::thread t([&] {
+          try {
+            gort::Run([&] { inner_ran = true; });
+          } catch (const gort::Panic& p) {
+            what = p.what();
+          }
+        });
+        gort::BlockingSyscall([&] { t.join(); });
+      },
+      Procs(2));
+  EXPECT_EQ(what, "gort: Run called while another Run is in progress");
+  EXPECT_FALSE(inner_ran);
+  // Nothing of the refused Run is left behind.
+  int procs = 0;
+  RunGuarded([&] { procs = gort::GOMAXPROCS(0); }, Procs(1));
+  EXPECT_EQ(procs, 1);
+}
+
 // ---------------------------------------------------------------------------
 // GOMAXPROCS
 
