@@ -104,7 +104,8 @@ G* netpoll(std::int64_t delay);
 void netpollBreak();
 // injectglist mirrors Go's injectglist: make a netpoll list runnable.
 void injectglist(G* list);
-// netpollAnyWaiters mirrors Go's netpollAnyWaiters.
+// netpollAnyWaiters: Go's netpollWaiters > 0 test in findRunnable, as a
+// function (as later Go releases have it).
 bool netpollAnyWaiters();
 // findrunnableNetpoll: findrunnable's non-blocking poll before stealing;
 // a goroutine to run, or nullptr (Go does this inline).
@@ -117,7 +118,7 @@ enum : int {
 };
 // findrunnableBlock: a P-less, non-spinning M with nothing to do blocks in
 // netpoll until pollUntil (0: no timer) if no other M does (Go does this
-// inline in findrunnable).
+// inline in findRunnable).
 int findrunnableBlock(std::int64_t pollUntil, P** pp, G** gp);
 // wakeNetPoller mirrors Go's wakeNetPoller; false if no poller runs, so the
 // caller wakes its timer sleeper instead.

@@ -1,5 +1,6 @@
 // runtime/proc.cc: goroutines and the scheduler loop (Go's proc.go, first
-// half: newproc, gopark/goready, gosched, goexit, schedule, findrunnable).
+// half: newproc, the G free list, the sudog cache, gopark/goready, gosched,
+// goexit, execute and schedule).
 //
 // Goroutine scheduler. The scheduler's job is to distribute ready-to-run
 // goroutines over worker threads, as Go's:
@@ -71,7 +72,8 @@ std::uint32_t fastrand() {
   return static_cast<std::uint32_t>(static_cast<std::uint64_t>(m >> 64) ^
                                     static_cast<std::uint64_t>(m));
 #else
-  // No 64x64->128-bit multiply on 32-bit targets: Go's xorshift64+ instead.
+  // No 64x64->128-bit multiply on 32-bit targets: the xorshift64+ of Go's
+  // fastrand instead.
   (void)s;
   std::uint32_t s1 = mp->fastrand[0];
   std::uint32_t s0 = mp->fastrand[1];
@@ -427,7 +429,7 @@ void schedule() {
         gcstopm();
         continue;
       }
-      next = findrunnable(&inheritTime);
+      next = findRunnable(&inheritTime);
       if (mp->spinning) resetspinning();
       if (next->lockedm != nullptr) {
         startlockedm(next);  // its own M runs it; this M parks

@@ -10,7 +10,8 @@
 
 namespace gort::runtime {
 
-inline constexpr int kMaxGomaxprocs = 256;  // Go's _MaxGomaxprocs
+// gort's cap on Ps; Go 1.19 has none (its _MaxGomaxprocs went in Go 1.10).
+inline constexpr int kMaxGomaxprocs = 256;
 inline constexpr std::int64_t kForcePreemptNS = 10'000'000;  // 10 ms
 
 // --- globals (proc.cc) ---
@@ -50,7 +51,7 @@ void goschedIfPreempted();
 void goexit1();
 void schedule();
 void execute(G* gp, bool inheritTime);
-G* findrunnable(bool* inheritTime);
+G* findRunnable(bool* inheritTime);
 void resetStealOrder(std::uint32_t count);
 void resetspinning();
 std::uint32_t fastrand();

@@ -1,5 +1,5 @@
 // runtime/proc_findrunnable.cc: finding the next goroutine (Go's proc.go:
-// findrunnable, stealWork, checkRunqsNoP, and the randomOrder steal walk).
+// findRunnable, stealWork, checkRunqsNoP, and the randomOrder steal walk).
 //
 // The search order is Go's: this P's timers; the global queue every 61st
 // goroutine run (so a busy local queue cannot starve it); the local queue; the
@@ -107,7 +107,7 @@ P* checkRunqsNoP() {
 }
 
 // sleepUntilTimer makes this P-less M the timer sleeper until pollUntil
-// (Go: netpoll(delay) in findrunnable). Returns a P to run with, or nullptr
+// (Go: netpoll(delay) in findRunnable). Returns a P to run with, or nullptr
 // (also when another M already sleeps for the timers).
 P* sleepUntilTimer(M* mp, std::int64_t pollUntil) {
   M* none = nullptr;
@@ -146,9 +146,9 @@ void resetStealOrder(std::uint32_t count) {
   }
 }
 
-// findrunnable mirrors Go's findrunnable (called findRunnable since 1.20).
+// findRunnable mirrors Go's findRunnable (findrunnable before Go 1.19).
 // Returns with the M holding a P.
-G* findrunnable(bool* inheritTime) {
+G* findRunnable(bool* inheritTime) {
   M* mp = getg()->m;
   for (;;) {
     P* pp = mp->p;

@@ -3,7 +3,7 @@
 //
 // Each P keeps a 4-ary heap of timers ordered by when, under its own
 // timersLock, and publishes the earliest when in timer0When so that other
-// Ms can tell without locking whether a P has work due. findrunnable runs
+// Ms can tell without locking whether a P has work due. findRunnable runs
 // due timers of its own P and, while stealing, of the others. Timer
 // functions run on g0 with a P held (they ready goroutines, send on a
 // channel or start a goroutine). Differences from Go 1.19: no status

@@ -49,7 +49,7 @@ std::atomic<bool> dumpFreezing{false};
 
 namespace {
 
-constexpr int kMaxFrames = 100;  // Go's tracebackInnerFrames + outer
+constexpr int kMaxFrames = 100;  // Go's _TracebackMaxFrames
 constexpr std::int64_t kMinute = 60'000'000'000;
 
 mutex dumpLock;  // one dump at a time (not taken on fatal paths)

@@ -8,6 +8,7 @@ pkgs=(
   build-essential cmake ninja-build pkg-config
   libboost-context-dev   # goroutine stacks and switches (fcontext)
   libabsl-dev            # thread-safety annotations inside the runtime
+  python3                # tools/check_go_mapping.py, tests/arch checks
   libdw-dev              # goroutine dumps: function names and source lines (elfutils)
   libgtest-dev           # tests
   libbenchmark-dev       # benchmarks' helpers

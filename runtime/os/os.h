@@ -60,10 +60,11 @@ void threaddetach(Thread t);
 
 // Timer resolution of the calling thread for usleep.
 enum class TimerMode { kLowRes, kHighRes };
-// osinit_timer: reports whether kHighRes is available on this OS.
+// haveHighResTimer: reports whether kHighRes is available on this OS (on
+// Windows, the probe of Go's initHighResTimer, which osinit calls).
 bool haveHighResTimer();
-// minit_timer: applies mode to the calling runtime thread (Go's minit part);
-// returns false if the OS refused.
+// setThreadTimerMode: applies mode to the calling runtime thread (the
+// timer part of Go's minit); returns false if the OS refused.
 bool setThreadTimerMode(TimerMode mode);
 // mdestroy: releases the calling runtime thread's per-M OS state (Windows:
 // its waitable timer) when the M ends (Go's mdestroy).
