@@ -12,7 +12,9 @@
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
+#include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "chan.h"
@@ -109,41 +111,17 @@ std::size_t stackSizeFor(std::size_t requested) {
   return (size + page - 1) / page * page;
 }
 
-// resetSched puts every scheduler global back to its zero state.
+// resetSched puts every scheduler global back to its zero state. sched is
+// rebuilt from schedt's initialisers, not reset field by field, so a field
+// added later cannot carry one Run's state into the next. Nothing runs
+// between Runs (Run has joined or abandoned every M), and schedt holds no
+// resources (static_assert below), so ending its lifetime frees nothing.
 void resetSched() ABSL_NO_THREAD_SAFETY_ANALYSIS {
-  sched.goidgen.store(0);
-  sched.midle = nullptr;
-  sched.nmidle = 0;
-  sched.nmidlelocked = 0;
-  sched.mnext = 0;
-  sched.nmsys = 0;
-  sched.nmexited = 0;
-  sched.pidle = nullptr;
-  sched.npidle.store(0);
-  sched.nmspinning.store(0);
-  sched.runqhead = sched.runqtail = nullptr;
-  sched.runqsize.store(0);
-  sched.gFree = nullptr;
-  sched.gFreeN = 0;
-  sched.sudogcache = nullptr;
-  sched.gcwaiting.store(false);
-  sched.stopwait = 0;
-  noteclear(&sched.stopnote);
-  sched.sysmonwait.store(false);
-  noteclear(&sched.sysmonnote);
-  sched.timerSleeper.store(nullptr);
-  sched.timerSleepUntil.store(0);
-  sched.exiting.store(false);
-  noteclear(&sched.mainDone);
+  static_assert(std::is_trivially_destructible_v<schedt>,
+                "schedt must hold no resources: resetSched re-creates it");
+  std::destroy_at(&sched);
+  std::construct_at(&sched);
   sched.timerFallbacksBase = os::timerFallbacks();
-  sched.timerFallbacksReported = 0;
-  sched.steals.store(0);
-  sched.stolen.store(0);
-  sched.handoffs.store(0);
-  sched.preemptRequests.store(0);
-  sched.sysmonWakes.store(0);
-  sched.blockWarnings.store(0);
-  sched.ngoroutines.store(0);
   gomaxprocs.store(0);
   allm = nullptr;
   allgs = nullptr;
