@@ -161,8 +161,12 @@ bool wakeAllForExit() ABSL_NO_THREAD_SAFETY_ANALYSIS {
   bool done = true;
   for (M* mp = allm; mp != nullptr; mp = mp->alllink) {
     if (mp->exited.load(std::memory_order_acquire)) continue;
-    int in = 1;
-    if (mp->syscallState.compare_exchange_strong(in, 2) || in == 2) continue;
+    syscallStatus in = syscallStatus::inSyscall;
+    if (mp->syscallState.compare_exchange_strong(in,
+                                                 syscallStatus::abandoned) ||
+        in == syscallStatus::abandoned) {
+      continue;
+    }
     done = false;
   }
   unlock(&sched.lock);
@@ -197,7 +201,7 @@ void freeAll() ABSL_NO_THREAD_SAFETY_ANALYSIS {
   std::vector<G*> keep;
   for (M* mp = allm; mp != nullptr;) {
     M* next = mp->alllink;
-    if (mp->syscallState.load() == 2) {
+    if (mp->syscallState.load() == syscallStatus::abandoned) {
       os::threaddetach(mp->thread);
       keep.push_back(mp->curg.load());
       abandonedMs.push_back(mp);

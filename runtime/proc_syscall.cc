@@ -88,7 +88,7 @@ void entersyscall() {
   mp->oldp = pp;
   mp->p = nullptr;
   pp->status.store(_Psyscall, std::memory_order_release);
-  mp->syscallState.store(1);
+  mp->syscallState.store(syscallStatus::inSyscall);
   if (sched.exiting.load()) exitEvent();  // Run abandons this M
   if (sched.sysmonwait.load(std::memory_order_acquire)) wakeSysmon();
   if (sched.gcwaiting.load(std::memory_order_acquire)) {
@@ -103,7 +103,7 @@ void entersyscallblock() {
   traceGoSysCall(gp, true);
   casgstatus(gp, _Grunning, _Gsyscall);
   mp->oldp = nullptr;
-  mp->syscallState.store(1);
+  mp->syscallState.store(syscallStatus::inSyscall);
   if (sched.exiting.load()) exitEvent();
   P* pp = releasep();
   pp->syscalltick.fetch_add(1, std::memory_order_relaxed);
@@ -114,8 +114,10 @@ void entersyscallblock() {
 void exitsyscall() {
   G* gp = getg();
   M* mp = gp->m;
-  int in = 1;
-  if (!mp->syscallState.compare_exchange_strong(in, 0)) parkForever();
+  syscallStatus in = syscallStatus::inSyscall;
+  if (!mp->syscallState.compare_exchange_strong(in, syscallStatus::running)) {
+    parkForever();  // Run ended and abandoned this M
+  }
   P* oldp = mp->oldp;
   mp->oldp = nullptr;
   if (exitsyscallfast(oldp)) {

@@ -135,6 +135,14 @@ struct G {
   std::int64_t waitsince = 0;  // coarse time it parked (traceback.cc)
 };
 
+// An M's syscall state, for Run's end (gort's own: Go's process exit never
+// waits for threads blocked in syscalls; Run must, or abandon them).
+enum class syscallStatus : std::uint8_t {
+  running,    // not in a syscall
+  inSyscall,  // between entersyscall and exitsyscall
+  abandoned,  // in a syscall when Run ended: exitsyscall parks it forever
+};
+
 // M mirrors Go's m.
 struct M {
   G* g0 = nullptr;     // scheduling context on the thread's own stack
@@ -156,8 +164,8 @@ struct M {
   std::uint64_t syscalltick = 0;
   os::Thread thread;
   std::atomic<std::int64_t> tid{0};  // OS thread id, for sysmon's blockwarn
-  // 0 running, 1 in a syscall, 2 abandoned in a syscall when Run ended.
-  std::atomic<int> syscallState{0};
+  // Whether the M is in a syscall, and whether Run's end abandoned it there.
+  std::atomic<syscallStatus> syscallState{syscallStatus::running};
   std::atomic<bool> exited{false};  // its thread is done with the runtime
   void* ehGlobals = nullptr;  // the thread's C++ exception state (gogo.cc)
   const void* g0StackLo = nullptr;  // g0's stack, for AddressSanitizer
