@@ -491,6 +491,7 @@ G* netpoll(std::int64_t delay) {
   bool highRes = timerMode == os::TimerMode::kHighRes;
   if (delay != 0) traceNetpollBlock(delay);
   std::int32_t n = os::netpoll(delay, highRes, ev, kBatch);
+  if (n < 0) throwErrno("netpoll failed", -n);
   G* list = nullptr;
   for (std::int32_t i = 0; i < n; i++) {
     pollDesc* pd = pdOfKey(ev[i].key);
@@ -503,7 +504,8 @@ G* netpoll(std::int64_t delay) {
 }
 
 void netpollBreak() {
-  if (netpollinited()) os::netpollBreak();
+  if (!netpollinited()) return;
+  if (int e = os::netpollBreak()) throwErrno("netpollBreak write failed", e);
 }
 
 void injectglist(G* list) ABSL_NO_THREAD_SAFETY_ANALYSIS {
@@ -606,7 +608,7 @@ int findrunnableBlock(std::int64_t until, P** pp, G** gp)
   }
   if (until != 0) {
     std::int64_t pu = pollUntil.load(std::memory_order_acquire);
-    if (pu == 0 || pu > until) os::netpollBreak();
+    if (pu == 0 || pu > until) netpollBreak();
   }
   return kBlockStop;
 }
@@ -615,7 +617,7 @@ bool wakeNetPoller(std::int64_t when) {
   if (!netpollinited()) return false;
   if (lastpoll.load(std::memory_order_acquire) != 0) return false;
   std::int64_t pu = pollUntil.load(std::memory_order_acquire);
-  if (pu == 0 || pu > when) os::netpollBreak();
+  if (pu == 0 || pu > when) netpollBreak();
   return true;
 }
 

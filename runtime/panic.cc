@@ -70,11 +70,24 @@ void dieFatal() {
   os::exit(2);
 }
 
-void throw_(const char* msg) {
+void printFatal(const char* msg) {
   printErr("fatal error: ");
   printErr(msg);
   printErr("\n");
+}
+
+void throw_(const char* msg) {
+  printFatal(msg);
   dieFatal();
+}
+
+void throwErrno(const char* msg, int err) {
+  printErr("runtime: ");
+  printErr(msg);
+  printErr(": errno ");
+  printErrInt(err);
+  printErr("\n");
+  throw_(msg);
 }
 
 void fatalpanic(const char* msg, std::int64_t goid) {

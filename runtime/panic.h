@@ -7,9 +7,19 @@
 
 namespace gort::runtime {
 
+// Every fatal error is printed one way: any context lines first ("runtime:
+// ..." with printErr, as Go prints before it throws), then printFatal's
+// "fatal error: msg" line, then anything Go prints after it (a goroutine
+// header, checkdead's list), then dieFatal. throw_ does the common case.
+
+// printFatal writes Go's "fatal error: msg" line to standard error.
+void printFatal(const char* msg);
 // throw_ prints "fatal error: msg" and exits with status 2 (Go's throw);
 // with GOTRACEBACK=crash it aborts instead (SIGABRT), as Go does.
 [[noreturn]] void throw_(const char* msg);
+// throwErrno prints "runtime: msg: errno err", then throws msg (Go's
+// println of the error code before throw).
+[[noreturn]] void throwErrno(const char* msg, int err);
 // fatalpanic prints "panic: msg" and "goroutine N [running]:" and exits with
 // status 2 (Go's fatalpanic for an unrecovered panic); GOTRACEBACK=crash
 // aborts instead.

@@ -309,7 +309,7 @@ void checkdead() {
   for (std::int32_t i = 0; i < n; i++) {
     if (allp[i]->timer0When.load(std::memory_order_acquire) != 0) return;
   }
-  printErr("fatal error: all goroutines are asleep - deadlock!\n");
+  printFatal("all goroutines are asleep - deadlock!");
   lock(&allglock);
   for (G* gp = allgs; gp != nullptr; gp = gp->alllink) {
     if (readgstatus(gp) != _Gwaiting) continue;

@@ -33,10 +33,12 @@ bool stackcanaryok(const os::Stack* s) { return os::stackIntact(s); }
 void stackoverflow(G* gp) {
   printErr("runtime: goroutine stack exceeds its ");
   printErrInt(static_cast<std::int64_t>(gp->stack.size - gp->stack.guard));
-  printErr("-byte limit\nfatal error: stack overflow\n\ngoroutine ");
+  printErr("-byte limit\n");
+  printFatal("stack overflow");
+  printErr("\ngoroutine ");
   printErrInt(gp->goid);
   printErr(" [running]:\n");
-  os::exit(2);
+  dieFatal();
 }
 
 // stackcheck runs on g0 after every switch back from gp: an unguarded

@@ -18,7 +18,6 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -49,12 +48,6 @@ int timerfd = -1;
 bool havePwait2 = false;
 std::atomic<std::uint32_t> netpollWakeSig{0};  // a break is pending
 
-void fatal(const char* msg, int err) {
-  char buf[160];
-  int n = std::snprintf(buf, sizeof buf, "runtime: %s: errno %d\n", msg, err);
-  writeErr(buf, n > 0 ? static_cast<std::size_t>(n) : 0);
-  exit(2);
-}
 
 // probePwait2 reports whether epoll_pwait2 exists ($GORT_NETPOLL_TIMERFD=1
 // pretends it does not, to test the timerfd path).
@@ -107,7 +100,11 @@ int netpollinit() {
   ev.events = EPOLLIN;
   ev.data.u64 = kBreakKey;
   if (epoll_ctl(epfd, EPOLL_CTL_ADD, breakfd, &ev) != 0) {
-    fatal("netpollinit: failed to register the break eventfd", errno);
+    int e = errno;
+    close(breakfd);
+    close(epfd);
+    breakfd = epfd = -1;
+    return e;
   }
   havePwait2 = probePwait2();
   if (!havePwait2) {
@@ -151,15 +148,15 @@ int netpollclose(std::uintptr_t fd) {
                                                                         : errno;
 }
 
-void netpollBreak() {
+int netpollBreak() {
   std::uint32_t zero = 0;
-  if (!netpollWakeSig.compare_exchange_strong(zero, 1)) return;
+  if (!netpollWakeSig.compare_exchange_strong(zero, 1)) return 0;
   std::uint64_t one = 1;
   for (;;) {
     ssize_t n = write(breakfd, &one, sizeof one);
-    if (n == sizeof one || (n < 0 && errno == EAGAIN)) return;
+    if (n == sizeof one || (n < 0 && errno == EAGAIN)) return 0;
     if (n < 0 && errno == EINTR) continue;
-    fatal("netpollBreak write failed", n < 0 ? errno : 0);
+    return n < 0 ? errno : EIO;
   }
 }
 
@@ -173,7 +170,7 @@ std::int32_t netpoll(std::int64_t delay, bool highRes, PollEvent* out,
   for (;;) {
     n = epollWait(evs, max, delay, highRes);
     if (n >= 0) break;
-    if (errno != EINTR) fatal("netpoll: epoll_wait failed", errno);
+    if (errno != EINTR) return -errno;
     if (delay > 0) return 0;  // let the caller recompute its delay (Go)
   }
   std::int32_t k = 0;

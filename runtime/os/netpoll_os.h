@@ -41,13 +41,15 @@ int netpollopen(std::uintptr_t fd, std::uint64_t key);
 // netpollclose: removes fd; 0 or an errno (Go's netpollclose).
 int netpollclose(std::uintptr_t fd);
 // netpollBreak: wakes a thread blocked in netpoll; several calls before it
-// wakes cost one wake-up (Go's netpollBreak).
-void netpollBreak();
+// wakes cost one wake-up (Go's netpollBreak). 0, or an errno if the wake-up
+// could not be sent (the runtime throws).
+int netpollBreak();
 // netpoll: waits at most delay ns (< 0: until an event or a break, 0: not
 // at all) and stores up to max ready descriptors in ev; returns how many.
 // highRes: honour delay to the nanosecond (epoll_pwait2, or a timerfd in
 // the set); otherwise round it up to whole milliseconds as Go does. A break
-// or an interrupted wait returns 0 early (Go's netpoll).
+// or an interrupted wait returns 0 early (Go's netpoll); a failed wait
+// returns -errno (the runtime throws).
 std::int32_t netpoll(std::int64_t delay, bool highRes, PollEvent* ev,
                      std::int32_t max);
 // netpollHighResMethod: how high-resolution waits are done: "epoll_pwait2",

@@ -14,7 +14,7 @@ void netpollfini() {}
 bool netpollIsPollDescriptor(std::uintptr_t) { return false; }
 int netpollopen(std::uintptr_t, std::uint64_t) { return ENOSYS; }
 int netpollclose(std::uintptr_t) { return ENOSYS; }
-void netpollBreak() {}
+int netpollBreak() { return 0; }
 std::int32_t netpoll(std::int64_t, bool, PollEvent*, std::int32_t) {
   return 0;
 }
