@@ -13,6 +13,7 @@ pkgs=(
   libgtest-dev           # tests
   libbenchmark-dev       # benchmarks' helpers
   clang                  # the thread-safety analysis preset
+  clang-format           # scripts/format-check.sh
   llvm-14                # llvm-objdump, for the Windows ARM trampoline checks
   golang-go              # Go 1.19: reference runtime source and the Go side of benchmarks
   valgrind linux-perf    # profiling (callgrind, perf record): docs/performance.md
