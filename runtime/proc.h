@@ -53,6 +53,26 @@ void schedule();
 void execute(G* gp, bool inheritTime);
 G* findRunnable(bool* inheritTime);
 void resetStealOrder(std::uint32_t count);
+// randomEnum mirrors Go's randomEnum: one walk over count Ps from pos,
+// stepping by inc, which is coprime to count, so each P comes up once.
+struct randomEnum {
+  std::uint32_t i = 0;
+  std::uint32_t count = 0;
+  std::uint32_t pos = 0;
+  std::uint32_t inc = 0;
+  // Whether every P has come up.
+  bool done() const { return i == count; }
+  // Moves to the next P.
+  void next() {
+    i++;
+    pos = (pos + inc) % count;
+  }
+  // The current P's index in allp.
+  std::uint32_t position() const { return pos; }
+};
+// stealOrderStart mirrors Go's randomOrder.start: the walk for random
+// value r over the count Ps of the last resetStealOrder.
+randomEnum stealOrderStart(std::uint32_t r);
 void resetspinning();
 std::uint32_t fastrand();
 std::uint32_t fastrandn(std::uint32_t n);

@@ -50,16 +50,13 @@ G* stealWork(std::int64_t now, bool* inheritTime, std::int64_t* pollUntil,
   if (n != stealOrder.count) return nullptr;  // resized under us: retry later
   for (int i = 0; i < kStealTries; i++) {
     bool stealTimersOrRunNextG = i == kStealTries - 1;
-    std::uint32_t r = fastrand();
-    std::uint32_t pos = r % n;
-    std::uint32_t inc = stealOrder.coprimes[(r / n) % stealOrder.ncoprimes];
-    for (std::uint32_t k = 0; k < n; k++, pos = (pos + inc) % n) {
+    for (randomEnum e = stealOrderStart(fastrand()); !e.done(); e.next()) {
       if (sched.gcwaiting.load(std::memory_order_acquire) ||
           sched.exiting.load(std::memory_order_acquire)) {
         *newWork = true;
         return nullptr;
       }
-      P* p2 = allp[pos];
+      P* p2 = allp[e.position()];
       if (p2 == pp) continue;
       if (stealTimersOrRunNextG &&
           p2->timer0When.load(std::memory_order_acquire) != 0) {
@@ -144,6 +141,12 @@ void resetStealOrder(std::uint32_t count) {
   for (std::uint32_t i = 1; i <= count; i++) {
     if (gcd(i, count) == 1) stealOrder.coprimes[stealOrder.ncoprimes++] = i;
   }
+}
+
+randomEnum stealOrderStart(std::uint32_t r) {
+  std::uint32_t n = stealOrder.count;
+  return randomEnum{0, n, r % n,
+                    stealOrder.coprimes[(r / n) % stealOrder.ncoprimes]};
 }
 
 // findRunnable mirrors Go's findRunnable (findrunnable before Go 1.19).

@@ -1,0 +1,352 @@
+// tests/proc_export_test.cc: the scheduler's internals tested directly, as
+// Go's export_test.go lets runtime tests reach inside (RunSchedLocalQueue*
+// and friends): a P's run queue (put, get, runnext, grabbing half,
+// overflowing to the global queue), the steal order, the sudog cache, and
+// the timer heap.
+// The run-queue and sudog tests drive free-standing Ps and Gs outside any
+// Run; the timer tests run on the one P of a Run.
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "gort/gort.h"
+#include "gtest/gtest.h"
+#include "proc.h"
+#include "runtime2.h"
+#include "watchdog.h"
+
+namespace gort::runtime {
+namespace {
+
+using gort_test::Procs;
+using gort_test::RunGuarded;
+
+// n free-standing Gs, freed with the fixture.
+class RunqTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ClearGlobalQueue(); }
+  void TearDown() override { ClearGlobalQueue(); }
+
+  std::vector<G*> MakeGs(int n) {
+    std::vector<G*> gs;
+    for (int i = 0; i < n; i++) {
+      owned_.push_back(std::make_unique<G>());
+      gs.push_back(owned_.back().get());
+    }
+    return gs;
+  }
+  // The global run queue, head first.
+  static std::vector<G*> GlobalQueue() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+    std::vector<G*> q;
+    lock(&sched.lock);
+    for (G* gp = sched.runqhead; gp != nullptr; gp = gp->schedlink) {
+      q.push_back(gp);
+    }
+    unlock(&sched.lock);
+    return q;
+  }
+  static void ClearGlobalQueue() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+    lock(&sched.lock);
+    sched.runqhead = sched.runqtail = nullptr;
+    sched.runqsize.store(0);
+    unlock(&sched.lock);
+  }
+  // Everything pp's local queue yields, runnext first.
+  static std::vector<G*> Drain(P* pp) {
+    std::vector<G*> out;
+    bool inherit = false;
+    while (G* gp = runqget(pp, &inherit)) out.push_back(gp);
+    return out;
+  }
+
+  P p_;
+  P p2_;
+
+ private:
+  std::vector<std::unique_ptr<G>> owned_;
+};
+
+TEST_F(RunqTest, PutGetIsFifoAndEmptyAfter) {
+  EXPECT_TRUE(runqempty(&p_));
+  bool inherit = true;
+  EXPECT_EQ(runqget(&p_, &inherit), nullptr);
+  std::vector<G*> gs = MakeGs(10);
+  for (G* gp : gs) runqput(&p_, gp, false);
+  EXPECT_FALSE(runqempty(&p_));
+  for (G* want : gs) {
+    G* got = runqget(&p_, &inherit);
+    EXPECT_EQ(got, want);
+    EXPECT_FALSE(inherit);
+  }
+  EXPECT_TRUE(runqempty(&p_));
+}
+
+// Go's RunSchedLocalQueueTest: the ring works however far the head and tail
+// counters have advanced (they wrap around the 256 slots many times).
+TEST_F(RunqTest, RingWrapsAround) {
+  std::vector<G*> gs = MakeGs(kRunqSize);
+  const int sizes[] = {1, 5, 37, kRunqSize / 2, 200, kRunqSize - 1, kRunqSize};
+  for (int round = 0; round < 30; round++) {
+    int n = sizes[round % 7];
+    for (int i = 0; i < n; i++) runqput(&p_, gs[i], false);
+    std::vector<G*> got = Drain(&p_);
+    ASSERT_EQ(got, std::vector<G*>(gs.begin(), gs.begin() + n)) << round;
+  }
+  EXPECT_TRUE(GlobalQueue().empty());
+}
+
+TEST_F(RunqTest, RunnextRunsFirstAndInheritsTheTimeSlice) {
+  std::vector<G*> gs = MakeGs(4);
+  runqput(&p_, gs[0], false);
+  runqput(&p_, gs[1], true);  // runnext
+  runqput(&p_, gs[2], true);  // replaces gs[1], which goes to the tail
+  bool inherit = false;
+  EXPECT_EQ(runqget(&p_, &inherit), gs[2]);
+  EXPECT_TRUE(inherit);
+  EXPECT_EQ(runqget(&p_, &inherit), gs[0]);
+  EXPECT_FALSE(inherit);
+  EXPECT_EQ(runqget(&p_, &inherit), gs[1]);
+  EXPECT_FALSE(inherit);
+  // runnext alone makes the queue non-empty.
+  runqput(&p_, gs[3], true);
+  EXPECT_FALSE(runqempty(&p_));
+  EXPECT_EQ(Drain(&p_), std::vector<G*>{gs[3]});
+}
+
+// A full ring moves its older half plus the new G to the global queue, in
+// order, in one batch (runqputslow).
+TEST_F(RunqTest, OverflowMovesHalfToTheGlobalQueue) {
+  std::vector<G*> gs = MakeGs(kRunqSize + 1);
+  for (int i = 0; i < kRunqSize; i++) runqput(&p_, gs[i], false);
+  EXPECT_TRUE(GlobalQueue().empty());
+  runqput(&p_, gs[kRunqSize], false);
+  std::vector<G*> global = GlobalQueue();
+  std::vector<G*> want(gs.begin(), gs.begin() + kRunqSize / 2);
+  want.push_back(gs[kRunqSize]);
+  EXPECT_EQ(global, want);
+  EXPECT_EQ(sched.runqsize.load(), kRunqSize / 2 + 1);
+  EXPECT_EQ(Drain(&p_), std::vector<G*>(gs.begin() + kRunqSize / 2,
+                                        gs.begin() + kRunqSize));
+}
+
+// runqsteal takes the older half (rounded up) of the victim's queue, returns
+// the newest of what it took and queues the rest on the thief.
+TEST_F(RunqTest, StealTakesHalf) {
+  for (int n = 1; n <= 20; n++) {
+    std::vector<G*> gs = MakeGs(n);
+    for (G* gp : gs) runqput(&p2_, gp, false);
+    std::int64_t steals = sched.steals.load();
+    G* got = runqsteal(&p_, &p2_, false);
+    int took = n - n / 2;
+    ASSERT_EQ(got, gs[took - 1]) << n;
+    EXPECT_EQ(sched.steals.load(), steals + 1);
+    EXPECT_EQ(Drain(&p_), std::vector<G*>(gs.begin(), gs.begin() + took - 1))
+        << n;
+    EXPECT_EQ(Drain(&p2_), std::vector<G*>(gs.begin() + took, gs.end())) << n;
+  }
+}
+
+// runnext is taken only when the thief asks for it (the last of
+// stealWork's rounds) and the victim's queue is otherwise empty.
+TEST_F(RunqTest, StealRunnextOnlyWhenAsked) {
+  std::vector<G*> gs = MakeGs(2);
+  runqput(&p2_, gs[0], true);
+  EXPECT_EQ(runqsteal(&p_, &p2_, false), nullptr);
+  ASSERT_NE(p2_.status.load(), _Prunning);  // no pause before taking it
+  EXPECT_EQ(runqsteal(&p_, &p2_, true), gs[0]);
+  EXPECT_TRUE(runqempty(&p2_));
+  EXPECT_TRUE(runqempty(&p_));
+  // With a queue, runnext stays: the queue is stolen instead.
+  runqput(&p2_, gs[0], true);
+  runqput(&p2_, gs[1], false);
+  EXPECT_EQ(runqsteal(&p_, &p2_, true), gs[1]);
+  EXPECT_EQ(Drain(&p2_), std::vector<G*>{gs[0]});
+}
+
+// globrunqget takes a fair share (size/gomaxprocs + 1, at most max and half
+// a ring), returns the first and queues the rest locally, in order.
+TEST_F(RunqTest, GlobrunqgetTakesAFairShare) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  std::vector<G*> gs = MakeGs(10);
+  int saved = gomaxprocs.load();
+  gomaxprocs.store(4);
+  lock(&sched.lock);
+  for (G* gp : gs) globrunqput(gp);
+  G* got = globrunqget(&p_, 0);  // 10/4 + 1 = 3
+  unlock(&sched.lock);
+  gomaxprocs.store(saved);
+  EXPECT_EQ(got, gs[0]);
+  EXPECT_EQ(Drain(&p_), (std::vector<G*>{gs[1], gs[2]}));
+  EXPECT_EQ(GlobalQueue(), std::vector<G*>(gs.begin() + 3, gs.end()));
+  EXPECT_EQ(sched.runqsize.load(), 7);
+}
+
+// ---------------------------------------------------------------------------
+// Steal order (Go's randomOrder and randomEnum): every walk visits each P
+// exactly once, and the walks together use every increment coprime to the P
+// count, so no P is always visited first.
+
+TEST(StealOrderTest, EveryWalkVisitsEachPOnceAndAllStridesOccur) {
+  static_assert(kMaxGomaxprocs == 256, "the sizes below include the maximum");
+  std::vector<std::uint32_t> counts;
+  for (std::uint32_t c = 1; c <= 40; c++) counts.push_back(c);
+  for (std::uint32_t c : {64u, 97u, 100u, 255u, 256u}) {
+    counts.push_back(c);
+  }
+  for (std::uint32_t count : counts) {
+    resetStealOrder(count);
+    std::vector<std::uint32_t> coprimes;
+    for (std::uint32_t i = 1; i <= count; i++) {
+      if (std::gcd(i, count) == 1) coprimes.push_back(i);
+    }
+    std::vector<bool> incSeen(count + 1, false);
+    std::vector<bool> startSeen(count, false);
+    for (std::uint32_t r = 0; r < count * coprimes.size(); r++) {
+      std::vector<int> visits(count, 0);
+      randomEnum e = stealOrderStart(r);
+      ASSERT_LT(e.inc, count + 1);
+      incSeen[e.inc] = true;
+      startSeen[e.position()] = true;
+      std::uint32_t steps = 0;
+      for (; !e.done(); e.next()) {
+        ASSERT_LT(e.position(), count);
+        visits[e.position()]++;
+        ASSERT_LE(++steps, count);
+      }
+      ASSERT_EQ(visits, std::vector<int>(count, 1)) << count << " " << r;
+    }
+    for (std::uint32_t c : coprimes)
+      EXPECT_TRUE(incSeen[c]) << count << " " << c;
+    EXPECT_EQ(std::count(startSeen.begin(), startSeen.end(), true),
+              static_cast<std::ptrdiff_t>(count));
+  }
+  resetStealOrder(1);  // as a fresh Run would leave it for one P
+}
+
+// ---------------------------------------------------------------------------
+// The sudog cache
+
+class SudogCacheTest : public ::testing::Test {
+ protected:
+  void TearDown() override ABSL_NO_THREAD_SAFETY_ANALYSIS {
+    for (P* pp : {&p_, &p2_}) {
+      while (pp->nsudog > 0) delete pp->sudogcache[--pp->nsudog];
+    }
+    lock(&sched.sudoglock);
+    while (sudog* s = sched.sudogcache) {
+      sched.sudogcache = s->next;
+      delete s;
+    }
+    unlock(&sched.sudoglock);
+  }
+  static int CentralCount() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+    int n = 0;
+    lock(&sched.sudoglock);
+    for (sudog* s = sched.sudogcache; s != nullptr; s = s->next) n++;
+    unlock(&sched.sudoglock);
+    return n;
+  }
+  P p_;
+  P p2_;
+};
+
+TEST_F(SudogCacheTest, ReleasedSudogIsClearedAndReusedFirst) {
+  sudog* s = acquireSudog(&p_);
+  ASSERT_NE(s, nullptr);
+  G g;
+  s->g = &g;
+  s->elem = &g;
+  s->isSelect = true;
+  s->ticket = 7;
+  releaseSudog(s, &p_);
+  EXPECT_EQ(p_.nsudog, 1);
+  sudog* again = acquireSudog(&p_);
+  EXPECT_EQ(again, s);  // no allocation: the cached one
+  EXPECT_EQ(again->g, nullptr);
+  EXPECT_EQ(again->elem, nullptr);
+  EXPECT_FALSE(again->isSelect);
+  EXPECT_EQ(again->ticket, 0u);
+  releaseSudog(again, &p_);
+}
+
+// A full per-P cache sends half to the central cache; an empty P refills
+// half a cache from there before allocating.
+TEST_F(SudogCacheTest, OverflowGoesCentralAndRefillsAnotherP) {
+  std::vector<sudog*> all;
+  for (int i = 0; i < kSudogCacheSize + 1; i++) {
+    all.push_back(acquireSudog(&p_));  // the cache is empty: allocates
+  }
+  for (sudog* s : all) releaseSudog(s, &p_);
+  EXPECT_EQ(p_.nsudog, kSudogCacheSize / 2 + 1);
+  EXPECT_EQ(CentralCount(), kSudogCacheSize / 2);
+  sudog* s = acquireSudog(&p2_);
+  EXPECT_NE(std::find(all.begin(), all.end(), s), all.end());  // not new
+  EXPECT_EQ(p2_.nsudog, kSudogCacheSize / 2 - 1);
+  EXPECT_EQ(CentralCount(), 0);
+  releaseSudog(s, &p2_);
+}
+
+// ---------------------------------------------------------------------------
+// The timer heap: a 4-ary min-heap on when, per P.
+
+void Noop(void*, std::uintptr_t) {}
+
+// Checks pp's heap: each timer's idx, its P, the heap order, timer0When.
+void ExpectHeap(P* pp, std::size_t want_size) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  lock(&pp->timersLock);
+  const std::vector<timer*>& h = pp->timers;
+  EXPECT_EQ(h.size(), want_size);
+  for (std::size_t i = 0; i < h.size(); i++) {
+    EXPECT_EQ(h[i]->idx, i);
+    EXPECT_EQ(h[i]->pp.load(), pp);
+    if (i > 0) {
+      EXPECT_LE(h[(i - 1) / 4]->when, h[i]->when) << i;
+    }
+  }
+  EXPECT_EQ(pp->timer0When.load(), h.empty() ? 0 : h[0]->when);
+  unlock(&pp->timersLock);
+}
+
+TEST(TimerHeapTest, AddModDelKeepTheHeapOrdered) {
+  RunGuarded(
+      [] {
+        constexpr int kTimers = 100;
+        constexpr std::int64_t kHour = 3'600'000'000'000;
+        const std::int64_t base = gort::Nanotime() + kHour;  // never fires
+        std::vector<std::unique_ptr<timer>> ts;
+        std::mt19937 rng(19);
+        P* pp = getg()->m->p;
+        for (int i = 0; i < kTimers; i++) {
+          ts.push_back(std::make_unique<timer>());
+          ts.back()->f = Noop;
+          ts.back()->when = base + static_cast<std::int64_t>(rng() % 1000);
+          addtimer(ts.back().get());
+        }
+        ExpectHeap(pp, kTimers);
+        // Earlier, later, and the same when.
+        for (int i = 0; i < kTimers; i += 3) {
+          std::int64_t when =
+              base + static_cast<std::int64_t>(rng() % 2000) - 500;
+          EXPECT_TRUE(modtimer(ts[i].get(), when, 0));
+        }
+        ExpectHeap(pp, kTimers);
+        EXPECT_TRUE(modtimer(ts[5].get(), base - 1000, 0));  // the new minimum
+        ExpectHeap(pp, kTimers);
+        // Delete every other one; a second delete reports not pending.
+        for (int i = 0; i < kTimers; i += 2) EXPECT_TRUE(deltimer(ts[i].get()));
+        for (int i = 0; i < kTimers; i += 2)
+          EXPECT_FALSE(deltimer(ts[i].get()));
+        ExpectHeap(pp, kTimers / 2);
+        // modtimer re-arms a deleted timer and reports it was not pending.
+        EXPECT_FALSE(modtimer(ts[0].get(), base + 1, 0));
+        ExpectHeap(pp, kTimers / 2 + 1);
+        for (auto& t : ts) deltimer(t.get());
+        ExpectHeap(pp, 0);
+      },
+      Procs(1));
+}
+
+}  // namespace
+}  // namespace gort::runtime
