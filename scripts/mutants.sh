@@ -66,6 +66,15 @@ mutant close-does-not-wake-receivers chan_test '*Close*' \
 mutant stack-canary-unchecked proc_test 'PanicDeathTest.StackOverflow*' \
   'if (!stackcanaryok(&gp->stack)) stackoverflow(gp);' \
   '(void)gp;'
+mutant runqputslow-wrong-half proc_export_test 'RunqTest.Overflow*' \
+  'batch[i] = pp->runq[(h + i) % kRunqSize].load(std::memory_order_relaxed);' \
+  'batch[i] = pp->runq[(h + n + i) % kRunqSize].load(std::memory_order_relaxed);'
+mutant steal-order-not-coprime proc_export_test 'StealOrderTest.*' \
+  'if (gcd(i, count) == 1) stealOrder.coprimes[stealOrder.ncoprimes++] = i;' \
+  'stealOrder.coprimes[stealOrder.ncoprimes++] = i;'
+mutant sudog-overflow-moves-too-few proc_export_test 'SudogCacheTest.*' \
+  'while (pp->nsudog > kSudogCacheSize / 2) {' \
+  'while (pp->nsudog > kSudogCacheSize / 2 + 1) {'
 
 # ---- selection ------------------------------------------------------------------
 selected=()
