@@ -169,7 +169,8 @@ std::pair<Context, CancelFunc> WithDeadline(
 
 // AfterFunc mirrors Go 1.21's context.AfterFunc. Go registers f among the
 // context's children; gort parks a goroutine on Done and on a stop channel
-// instead (Go's own pre-1.21 idiom), so f runs on that goroutine.
+// instead (the idiom Go programs used before 1.21), so f runs on that
+// goroutine.
 std::function<bool()> AfterFunc(const Context& ctx, std::function<void()> f) {
   enum : int { kPending, kRan, kStopped };
   auto state = std::make_shared<std::atomic<int>>(kPending);

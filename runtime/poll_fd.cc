@@ -135,7 +135,7 @@ struct abandonGuard {
   }
 };
 
-// execIO mirrors Go's FD.execIO (fd_windows.go): start() begins op; park
+// execIO mirrors Go's execIO (fd_windows.go): start() begins op; park
 // until the poller reports its completion; on a deadline or Close, cancel it
 // and wait for the cancellation, since the OS owns the buffer until then.
 // An operation that completed despite the cancellation keeps its result.

@@ -213,24 +213,26 @@ TEST(ContextTest, DroppedContextsAreFreed) {
 // context.AfterFunc: f runs once the context is canceled; stop before that
 // keeps it from running, and stop after it returns false.
 TEST(ContextTest, AfterFuncRunsOnCancelAndStops) {
-  RunGuarded([] {
-    auto [ctx, cancel] = gort::WithCancel(gort::Background());
-    gort::Chan<int> ran = gort::MakeChan<int>(2);
-    std::atomic<int> stopped_runs{0};
-    auto stop_early = gort::AfterFunc(ctx, [&] { stopped_runs++; });
-    auto stop = gort::AfterFunc(ctx, [ran] { ran.Send(1); });
-    EXPECT_TRUE(stop_early());
-    EXPECT_FALSE(stop_early());  // already stopped
-    cancel();
-    EXPECT_EQ(ran.Recv(), 1);
-    EXPECT_FALSE(stop());  // f has run
-    // A third AfterFunc after the cancel runs at once; by the time it has,
-    // the stopped one has had every chance to run (it never may).
-    auto stop3 = gort::AfterFunc(ctx, [ran] { ran.Send(3); });
-    EXPECT_EQ(ran.Recv(), 3);
-    EXPECT_EQ(stopped_runs.load(), 0);
-    EXPECT_FALSE(gort::AfterFunc(gort::Background(), [] {})());
-  }, Procs(1));
+  RunGuarded(
+      [] {
+        auto [ctx, cancel] = gort::WithCancel(gort::Background());
+        gort::Chan<int> ran = gort::MakeChan<int>(2);
+        std::atomic<int> stopped_runs{0};
+        auto stop_early = gort::AfterFunc(ctx, [&] { stopped_runs++; });
+        auto stop = gort::AfterFunc(ctx, [ran] { ran.Send(1); });
+        EXPECT_TRUE(stop_early());
+        EXPECT_FALSE(stop_early());  // already stopped
+        cancel();
+        EXPECT_EQ(ran.Recv(), 1);
+        EXPECT_FALSE(stop());  // f has run
+        // A third AfterFunc after the cancel runs at once; by the time it has,
+        // the stopped one has had every chance to run (it never may).
+        auto stop3 = gort::AfterFunc(ctx, [ran] { ran.Send(3); });
+        EXPECT_EQ(ran.Recv(), 3);
+        EXPECT_EQ(stopped_runs.load(), 0);
+        EXPECT_FALSE(gort::AfterFunc(gort::Background(), [] {})());
+      },
+      Procs(1));
 }
 
 }  // namespace

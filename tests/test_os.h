@@ -13,10 +13,10 @@
 #else
 #include <dirent.h>
 #include <poll.h>
-#include <sys/socket.h>
 #include <sched.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -234,8 +234,7 @@ inline bool SocketPair(std::intptr_t sv[2]) {
 // all went.
 inline bool SocketWrite(std::intptr_t s, const void* buf, int n) {
 #if defined(_WIN32)
-  return send(static_cast<SOCKET>(s), static_cast<const char*>(buf), n, 0) ==
-         n;
+  return send(static_cast<SOCKET>(s), static_cast<const char*>(buf), n, 0) == n;
 #else
   return write(static_cast<int>(s), buf, static_cast<std::size_t>(n)) == n;
 #endif

@@ -36,7 +36,7 @@ struct IoOp {
   std::int32_t mode = 0;  // kPollRead or kPollWrite
   DWORD qty = 0;          // bytes transferred
   int err = 0;            // the Winsock error, 0 if none
-  bool connect = false;               // a ConnectEx is in flight or done
+  bool connect = false;   // a ConnectEx is in flight or done
   bool skipSync = false;  // no completion packet for an at-once success
   SOCKET accepted = INVALID_SOCKET;  // AcceptEx's new socket
   // AcceptEx's local and remote addresses, each sockaddr_storage + 16.

@@ -11,10 +11,10 @@
 // returns its result without a trip through the port; elsewhere every
 // completion is queued and waited for.
 //
-// Error texts: the common Winsock errors read as Go's on Unix ("connection
-// refused"), so messages are the same on every OS; others use the system's
-// text. Errno() is the Winsock code (WSAECONNREFUSED, ...). No unix-domain
-// sockets yet.
+// Error texts: the common Winsock errors read as Go reads them on Unix
+// ("connection refused"), so messages are the same on every OS; others use the
+// system's text. Errno() is the Winsock code (WSAECONNREFUSED, ...). No
+// unix-domain sockets yet.
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -77,8 +77,8 @@ int started(bool ok) {
   return e == WSA_IO_PENDING ? kErrPending : e;
 }
 
-// skipSupported mirrors Go's initialization of skipSyncNotif: every
-// provider must be an IFS one (checked once).
+// skipSupported mirrors Go's init in fd_windows.go, which sets
+// skipSyncNotif: every provider must be an IFS one (checked once).
 bool skipSupported() {
   static const bool ok = [] {
     wsaStartup();
@@ -137,29 +137,52 @@ int newSocket(int family, SOCKET* s) {
 
 std::string errstr(int err) {
   switch (err) {
-    case kErrAgain: return "resource temporarily unavailable";
-    case kErrInProgress: return "operation now in progress";
-    case kErrNoSuchHost: return "no such host";
-    case kErrNotSupported: return "not supported by gort on this OS yet";
-    case kErrCanceled: return "operation was canceled";
-    case WSAECONNREFUSED: return "connection refused";
-    case WSAECONNRESET: return "connection reset by peer";
-    case WSAECONNABORTED: return "software caused connection abort";
-    case WSAEADDRINUSE: return "address already in use";
-    case WSAEADDRNOTAVAIL: return "cannot assign requested address";
-    case WSAENETUNREACH: return "network is unreachable";
-    case WSAEHOSTUNREACH: return "no route to host";
-    case WSAETIMEDOUT: return "connection timed out";
-    case WSAENOTCONN: return "transport endpoint is not connected";
-    case WSAESHUTDOWN: return "cannot send after transport endpoint shutdown";
-    case WSAEAFNOSUPPORT: return "address family not supported by protocol";
-    case WSAEINVAL: return "invalid argument";
-    case WSAEMFILE: return "too many open files";
-    case WSAENOBUFS: return "no buffer space available";
-    case WSAEACCES: return "permission denied";
-    case WSAENOTSOCK: return "socket operation on non-socket";
-    case ERROR_NETNAME_DELETED: return "connection reset by peer";
-    default: break;
+    case kErrAgain:
+      return "resource temporarily unavailable";
+    case kErrInProgress:
+      return "operation now in progress";
+    case kErrNoSuchHost:
+      return "no such host";
+    case kErrNotSupported:
+      return "not supported by gort on this OS yet";
+    case kErrCanceled:
+      return "operation was canceled";
+    case WSAECONNREFUSED:
+      return "connection refused";
+    case WSAECONNRESET:
+      return "connection reset by peer";
+    case WSAECONNABORTED:
+      return "software caused connection abort";
+    case WSAEADDRINUSE:
+      return "address already in use";
+    case WSAEADDRNOTAVAIL:
+      return "cannot assign requested address";
+    case WSAENETUNREACH:
+      return "network is unreachable";
+    case WSAEHOSTUNREACH:
+      return "no route to host";
+    case WSAETIMEDOUT:
+      return "connection timed out";
+    case WSAENOTCONN:
+      return "transport endpoint is not connected";
+    case WSAESHUTDOWN:
+      return "cannot send after transport endpoint shutdown";
+    case WSAEAFNOSUPPORT:
+      return "address family not supported by protocol";
+    case WSAEINVAL:
+      return "invalid argument";
+    case WSAEMFILE:
+      return "too many open files";
+    case WSAENOBUFS:
+      return "no buffer space available";
+    case WSAEACCES:
+      return "permission denied";
+    case WSAENOTSOCK:
+      return "socket operation on non-socket";
+    case ERROR_NETNAME_DELETED:
+      return "connection reset by peer";
+    default:
+      break;
   }
   char buf[256];
   DWORD n = FormatMessageA(
@@ -292,8 +315,9 @@ int lookupHost(const std::string& host, bool want4, bool want6,
                unsigned char* ip, bool* v4) {
   wsaStartup();
   addrinfo hints{};
-  hints.ai_family = want4 && !want6 ? AF_INET : want6 && !want4 ? AF_INET6
-                                                                 : AF_UNSPEC;
+  hints.ai_family = want4 && !want6   ? AF_INET
+                    : want6 && !want4 ? AF_INET6
+                                      : AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
   addrinfo* res = nullptr;
   if (getaddrinfo(host.c_str(), nullptr, &hints, &res) != 0 || res == nullptr) {
@@ -311,7 +335,8 @@ int lookupHost(const std::string& host, bool want4, bool want6,
   int rc = kErrNoSuchHost;
   std::memset(ip, 0, 16);
   if (pick != nullptr && pick->ai_family == AF_INET) {
-    std::memcpy(ip, &reinterpret_cast<sockaddr_in*>(pick->ai_addr)->sin_addr, 4);
+    std::memcpy(ip, &reinterpret_cast<sockaddr_in*>(pick->ai_addr)->sin_addr,
+                4);
     *v4 = true;
     rc = 0;
   } else if (pick != nullptr) {
@@ -385,13 +410,12 @@ IoOp* ioOpNew(std::intptr_t fd, std::uint64_t key, std::int32_t mode) {
   // $GORT_NETPOLL_SKIPSYNC=1 or 0 forces the choice (tests: Wine has a
   // non-IFS provider, so it would never be taken there).
   const char* force = std::getenv("GORT_NETPOLL_SKIPSYNC");
-  bool want = force != nullptr && *force != '\0' ? *force == '1'
-                                                  : skipSupported();
-  op->skipSync =
-      want &&
-      SetFileCompletionNotificationModes(
-          reinterpret_cast<HANDLE>(op->fd),
-          FILE_SKIP_COMPLETION_PORT_ON_SUCCESS | FILE_SKIP_SET_EVENT_ON_HANDLE);
+  bool want =
+      force != nullptr && *force != '\0' ? *force == '1' : skipSupported();
+  op->skipSync = want && SetFileCompletionNotificationModes(
+                             reinterpret_cast<HANDLE>(op->fd),
+                             FILE_SKIP_COMPLETION_PORT_ON_SUCCESS |
+                                 FILE_SKIP_SET_EVENT_ON_HANDLE);
   start(op);
   return op;
 }
@@ -444,9 +468,8 @@ int ioAccept(IoOp* op) {
   }
   DWORD bytes = 0;
   constexpr DWORD kAddr = sizeof(sockaddr_storage) + 16;
-  int res = finished(op,
-                     fn(op->fd, op->accepted, op->addrs, 0, kAddr, kAddr,
-                        &bytes, &op->ov) != FALSE);
+  int res = finished(op, fn(op->fd, op->accepted, op->addrs, 0, kAddr, kAddr,
+                            &bytes, &op->ov) != FALSE);
   if (res != kErrPending && res != 0) closeAccepted(op);
   return acceptDied(res) ? kErrAgain : res;
 }
@@ -458,17 +481,16 @@ int ioConnect(IoOp* op, const SockAddr& sa) {
   const auto* a = reinterpret_cast<const sockaddr*>(sa.data);
   sockaddr_storage any{};
   any.ss_family = a->sa_family;
-  int anyLen = a->sa_family == AF_INET ? sizeof(sockaddr_in)
-                                       : sizeof(sockaddr_in6);
+  int anyLen =
+      a->sa_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6);
   if (bind(op->fd, reinterpret_cast<sockaddr*>(&any), anyLen) != 0) {
     return lastErr();
   }
   LPFN_CONNECTEX fn = extension(op->fd, WSAID_CONNECTEX, &connectEx);
   if (fn == nullptr) return lastErr();
   op->connect = true;
-  return finished(op,
-                  fn(op->fd, a, static_cast<int>(sa.len), nullptr, 0, nullptr,
-                     &op->ov) != FALSE);
+  return finished(op, fn(op->fd, a, static_cast<int>(sa.len), nullptr, 0,
+                         nullptr, &op->ov) != FALSE);
 }
 
 bool ioComplete(IoOp* op) {

@@ -63,8 +63,7 @@ bool netpollIsPollDescriptor(std::uintptr_t fd) {
 // netpollopen mirrors Go's netpollopen: associate the socket with the port.
 int netpollopen(std::uintptr_t fd, std::uint64_t key) {
   HANDLE h = reinterpret_cast<HANDLE>(fd);
-  if (CreateIoCompletionPort(h, iocp, completionKey(key), 0) ==
-      nullptr) {
+  if (CreateIoCompletionPort(h, iocp, completionKey(key), 0) == nullptr) {
     return static_cast<int>(GetLastError());
   }
   return 0;
@@ -74,10 +73,14 @@ int netpollopen(std::uintptr_t fd, std::uint64_t key) {
 int netpollclose(std::uintptr_t) { return 0; }
 
 // netpollBreak mirrors Go's netpollBreak: one queued packet at most.
-void netpollBreak() {
+int netpollBreak() {
   std::uint32_t zero = 0;
-  if (!wakeSig.compare_exchange_strong(zero, 1)) return;
-  if (!PostQueuedCompletionStatus(iocp, 0, 0, nullptr)) wakeSig.store(0);
+  if (!wakeSig.compare_exchange_strong(zero, 1)) return 0;
+  if (!PostQueuedCompletionStatus(iocp, 0, 0, nullptr)) {
+    wakeSig.store(0);
+    return static_cast<int>(GetLastError());
+  }
+  return 0;
 }
 
 // netpoll mirrors Go's netpoll: dequeue completions (up to max).
@@ -85,11 +88,11 @@ std::int32_t netpoll(std::int64_t delay, bool highRes, PollEvent* ev,
                      std::int32_t max) {
   if (iocp == nullptr || max <= 0) return 0;
   OVERLAPPED_ENTRY entries[kEntries];
-  ULONG want = static_cast<ULONG>(max) < kEntries ? static_cast<ULONG>(max)
-                                                  : kEntries;
+  ULONG want =
+      static_cast<ULONG>(max) < kEntries ? static_cast<ULONG>(max) : kEntries;
   ULONG got = 0;
-  if (!GetQueuedCompletionStatusEx(iocp, entries, want, &got,
-                                   waitMillis(delay), FALSE)) {
+  if (!GetQueuedCompletionStatusEx(iocp, entries, want, &got, waitMillis(delay),
+                                   FALSE)) {
     return 0;  // WAIT_TIMEOUT, or the port closed under us at a Run's end
   }
   std::int32_t n = 0;
