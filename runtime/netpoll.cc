@@ -556,7 +556,7 @@ void injectglist(G* list) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   }
 }
 
-G* findrunnableNetpoll() {
+G* findRunnableNetpoll() {
   if (!netpollinited() || netpollWaiters.load() <= 0 ||
       lastpoll.load(std::memory_order_acquire) == 0) {
     return nullptr;
@@ -568,7 +568,7 @@ G* findrunnableNetpoll() {
   return gp;
 }
 
-int findrunnableBlock(std::int64_t until, P** pp, G** gp)
+int findRunnableBlock(std::int64_t until, P** pp, G** gp)
     ABSL_NO_THREAD_SAFETY_ANALYSIS {
   *pp = nullptr;
   *gp = nullptr;
@@ -576,8 +576,8 @@ int findrunnableBlock(std::int64_t until, P** pp, G** gp)
   M* mp = getg()->m;
   if ((netpollWaiters.load() > 0 || until != 0) && lastpoll.exchange(0) != 0) {
     pollUntil.store(until, std::memory_order_release);
-    if (mp->p != nullptr) throw_("findrunnable: netpoll with p");
-    if (mp->spinning) throw_("findrunnable: netpoll with spinning");
+    if (mp->p != nullptr) throw_("findRunnable: netpoll with p");
+    if (mp->spinning) throw_("findRunnable: netpoll with spinning");
     std::int64_t delay = -1;
     if (until != 0) {
       delay = until - os::nanotime();

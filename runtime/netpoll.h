@@ -107,19 +107,19 @@ void injectglist(G* list);
 // netpollAnyWaiters: Go's netpollWaiters > 0 test in findRunnable, as a
 // function (as later Go releases have it).
 bool netpollAnyWaiters();
-// findrunnableNetpoll: findrunnable's non-blocking poll before stealing;
+// findRunnableNetpoll: findRunnable's non-blocking poll before stealing;
 // a goroutine to run, or nullptr (Go does this inline).
-G* findrunnableNetpoll();
-// What findrunnableBlock did.
+G* findRunnableNetpoll();
+// What findRunnableBlock did.
 enum : int {
   kBlockNoPoller,  // no poller this Run: use the timer sleeper
   kBlockPolled,    // polled and holds *pp (with *gp to run, maybe)
   kBlockStop,      // another M polls, or no P was free: stopm
 };
-// findrunnableBlock: a P-less, non-spinning M with nothing to do blocks in
+// findRunnableBlock: a P-less, non-spinning M with nothing to do blocks in
 // netpoll until pollUntil (0: no timer) if no other M does (Go does this
 // inline in findRunnable).
-int findrunnableBlock(std::int64_t pollUntil, P** pp, G** gp);
+int findRunnableBlock(std::int64_t pollUntil, P** pp, G** gp);
 // wakeNetPoller mirrors Go's wakeNetPoller; false if no poller runs, so the
 // caller wakes its timer sleeper instead.
 bool wakeNetPoller(std::int64_t when);

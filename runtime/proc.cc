@@ -452,7 +452,7 @@ void resetspinning() {
   M* mp = getg()->m;
   mp->spinning = false;
   if (sched.nmspinning.fetch_sub(1) - 1 < 0) {
-    throw_("findrunnable: negative nmspinning");
+    throw_("findRunnable: negative nmspinning");
   }
   wakep();
 }

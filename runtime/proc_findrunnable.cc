@@ -194,7 +194,7 @@ G* findRunnable(bool* inheritTime) {
     }
 
     // Poll the network without blocking before stealing (Go does).
-    if (G* gp = findrunnableNetpoll()) {
+    if (G* gp = findRunnableNetpoll()) {
       *inheritTime = false;
       return gp;
     }
@@ -247,7 +247,7 @@ G* findRunnable(bool* inheritTime) {
     pollUntil = nextTimerWhen();
     P* polledP = nullptr;
     G* polledG = nullptr;
-    int polled = findrunnableBlock(pollUntil, &polledP, &polledG);
+    int polled = findRunnableBlock(pollUntil, &polledP, &polledG);
     if (polled == kBlockPolled) {
       if (polledG != nullptr) {
         *inheritTime = false;

@@ -194,7 +194,7 @@ struct P {
   P* link = nullptr;  // pidle list
   std::atomic<std::uint32_t> schedtick{0};  // incremented per schedule
   // Incremented per goroutine run, inherited time slice or not; the global
-  // queue's fairness check counts these (Go has none: see findrunnable).
+  // queue's fairness check counts these (Go has none: see findRunnable).
   std::uint32_t runtick = 0;
   std::atomic<std::uint32_t> syscalltick{0};  // incremented per syscall
   std::atomic<M*> m{nullptr};  // the M holding this P (sysmon reads it)

@@ -38,7 +38,10 @@ void stackoverflow(G* gp) {
   printErr("\ngoroutine ");
   printErrInt(gp->goid);
   printErr(" [running]:\n");
-  dieFatal();
+  // Not dieFatal: on Windows this runs on what is left of the overflowed
+  // stack, in the exception handler, where a traceback or even getenv (for
+  // GOTRACEBACK) overflows it again and the process hangs.
+  os::exit(2);
 }
 
 // stackcheck runs on g0 after every switch back from gp: an unguarded
