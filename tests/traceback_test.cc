@@ -232,7 +232,13 @@ constexpr int kManyGoroutines = 10000;
 #endif
 
 TEST(StackTest, TenThousandGoroutines) {
+#if defined(_WIN32)
+  // Windows reserves a fibre's stack in its own large steps, whatever
+  // stack_size asks: 10 000 of them do not fit a 32-bit process's 2 GiB.
+  const int n = sizeof(void*) == 4 ? kManyGoroutines / 10 : kManyGoroutines;
+#else
   const int n = kManyGoroutines;
+#endif
   RunGuarded(
       [&] {
         auto c = gort::MakeChan<int>();
@@ -263,13 +269,7 @@ TEST(StackTest, TenThousandGoroutines) {
         }
         c.Close();
       },
-      [] {
-        gort::Options options = Procs(2);
-        // 10 000 default 256 KiB stacks are 2.5 GiB: more address space
-        // than a 32-bit process has (windows/386 ran out).
-        if (sizeof(void*) == 4) options.stack_size = 64 << 10;
-        return options;
-      }());
+      Procs(2));
 }
 
 TEST(StackTest, ConcurrentDumpsOfABusySchedulerFinish) {
