@@ -69,22 +69,28 @@ void queue(semaRoot* root, std::uint32_t* addr, sudog* s)
   root->tail = s;
 }
 
+// unlinkWaiter takes s out of root's list.
+void unlinkWaiter(semaRoot* root, sudog* s)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(root->lock) {
+  if (s->prev != nullptr) {
+    s->prev->next = s->next;
+  } else {
+    root->head = s->next;
+  }
+  if (s->next != nullptr) {
+    s->next->prev = s->prev;
+  } else {
+    root->tail = s->prev;
+  }
+  s->next = s->prev = nullptr;
+}
+
 // dequeue mirrors semaRoot.dequeue: the first waiter on addr.
 sudog* dequeue(semaRoot* root, std::uint32_t* addr)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(root->lock) {
   for (sudog* s = root->head; s != nullptr; s = s->next) {
     if (s->elem != addr) continue;
-    if (s->prev != nullptr) {
-      s->prev->next = s->next;
-    } else {
-      root->head = s->next;
-    }
-    if (s->next != nullptr) {
-      s->next->prev = s->prev;
-    } else {
-      root->tail = s->prev;
-    }
-    s->next = s->prev = nullptr;
+    unlinkWaiter(root, s);
     return s;
   }
   return nullptr;
@@ -157,22 +163,6 @@ namespace {
 // lessTicket mirrors Go's less: a < b for tickets that wrap around.
 bool lessTicket(std::uint32_t a, std::uint32_t b) {
   return static_cast<std::int32_t>(a - b) < 0;
-}
-
-// unlinkWaiter takes s out of root's list.
-void unlinkWaiter(semaRoot* root, sudog* s)
-    ABSL_EXCLUSIVE_LOCKS_REQUIRED(root->lock) {
-  if (s->prev != nullptr) {
-    s->prev->next = s->next;
-  } else {
-    root->head = s->next;
-  }
-  if (s->next != nullptr) {
-    s->next->prev = s->prev;
-  } else {
-    root->tail = s->prev;
-  }
-  s->next = s->prev = nullptr;
 }
 
 }  // namespace
