@@ -13,28 +13,16 @@
 
 #include "gort/gort.h"
 #include "gtest/gtest.h"
+#include "timer_test_util.h"
 #include "watchdog.h"
 
 namespace {
 
 using namespace std::chrono_literals;
+using gort_test::PanicMessage;
 using gort_test::Procs;
+using gort_test::Ready;
 using gort_test::RunGuarded;
-
-// True if c has a value ready now (it is taken).
-bool Ready(const gort::Chan<std::int64_t>& c) {
-  return gort::Select(gort::RecvCase(c), gort::DefaultCase()) == 0;
-}
-
-template <class F>
-std::string PanicMessage(F f) {
-  try {
-    f();
-  } catch (const gort::Panic& p) {
-    return p.what();
-  }
-  return "";
-}
 
 TEST(TimerTest, FiresWithTheTimeItFired) {
   std::int64_t start = 0, fired = 0, received = 0;
