@@ -40,19 +40,4 @@ bool sockaddrUnix(const std::string&, SockAddr*) { return false; }
 std::string sockaddrString(const SockAddr&) { return ""; }
 void unlinkPath(const std::string&) {}
 
-// The completion model is Windows' (os/net_os.h): never used here.
-bool ioCompletion() { return false; }
-IoOp* ioOpNew(std::intptr_t, std::uint64_t, std::int32_t) { return nullptr; }
-void ioOpFree(IoOp*) {}
-int ioRecv(IoOp*, void*, std::size_t) { return kErrNotSupported; }
-int ioSend(IoOp*, const void*, std::size_t) { return kErrNotSupported; }
-int ioAccept(IoOp*) { return kErrNotSupported; }
-int ioConnect(IoOp*, const SockAddr&) { return kErrNotSupported; }
-int ioResult(IoOp*, std::size_t* n, std::intptr_t*) {
-  *n = 0;
-  return kErrNotSupported;
-}
-void ioCancel(IoOp*) {}
-void ioAbandon(IoOp*) {}
-
 }  // namespace gort::os
