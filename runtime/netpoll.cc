@@ -24,7 +24,12 @@
 //   reference (the heap's, or a running call's) goes. No allocation once
 //   the pool has grown to the number of deadlines pending at once.
 // - netpollWaiters counts every goroutine parked here and is decremented
-//   for every one readied (Go 1.19 let it drift on the netpoll path).
+//   for every one readied (Go 1.19 let it drift on the netpoll path), the
+//   way Go 1.21 does it: netpoll and netpollunblock only report the change
+//   (delta) and the caller applies it once the goroutines are runnable
+//   (netpollAdjustWaiters). Applied earlier, a P-less M could see no waiters
+//   while sysmon still held the readied goroutine in its list, stop instead
+//   of polling, and checkdead would call the program deadlocked.
 #include "netpoll.h"
 
 #include <limits>
@@ -254,9 +259,11 @@ void deadlineFire(void* arg, std::uintptr_t seq) {
   dl = -1;
   t = nullptr;
   publishInfo(pd);
-  G* gp = netpollunblock(pd, dt->mode, false);
+  std::int32_t delta = 0;
+  G* gp = netpollunblock(pd, dt->mode, false, &delta);
   unlock(&pd->lock);
   if (gp != nullptr) netpollgoready(gp);  // dt goes back to the pool after
+  netpollAdjustWaiters(delta);
 }
 
 bool netpollGenericInit() {
@@ -339,9 +346,11 @@ bool netpollblock(pollDesc* pd, std::int32_t mode, bool waitio) {
   return old == pdReady;
 }
 
-// netpollunblock mirrors Go's netpollunblock: take the waiting goroutine
-// off pd; ioready leaves pdReady behind for the next netpollblock.
-G* netpollunblock(pollDesc* pd, std::int32_t mode, bool ioready) {
+// netpollunblock mirrors Go's netpollunblock (1.21): take the waiting
+// goroutine off pd, counting it in *delta; ioready leaves pdReady behind
+// for the next netpollblock.
+G* netpollunblock(pollDesc* pd, std::int32_t mode, bool ioready,
+                  std::int32_t* delta) {
   std::atomic<std::uintptr_t>* gpp = mode == os::kPollRead ? &pd->rg : &pd->wg;
   for (;;) {
     std::uintptr_t old = gpp->load(std::memory_order_acquire);
@@ -349,29 +358,40 @@ G* netpollunblock(pollDesc* pd, std::int32_t mode, bool ioready) {
     if (old == 0 && !ioready) return nullptr;  // nobody to wake, no news
     std::uintptr_t nw = ioready ? pdReady : 0;
     if (gpp->compare_exchange_strong(old, nw)) {
-      if (old == pdWait) old = 0;  // about to park: it will see nw
+      // 0: nobody waits; pdWait: about to park, and will see nw.
+      if (old == 0 || old == pdWait) return nullptr;
+      (*delta)--;
       return reinterpret_cast<G*>(old);
     }
   }
 }
 
-// netpollready mirrors Go's netpollready: push pd's woken goroutines.
-void netpollready(G** list, pollDesc* pd, std::int32_t mode) {
+// netpollready mirrors Go's netpollready (1.21): push pd's woken
+// goroutines; returns the change to netpollWaiters, for the caller to apply.
+std::int32_t netpollready(G** list, pollDesc* pd, std::int32_t mode) {
+  std::int32_t delta = 0;
   G* gs[2] = {nullptr, nullptr};
-  if (mode & os::kPollRead) gs[0] = netpollunblock(pd, os::kPollRead, true);
-  if (mode & os::kPollWrite) gs[1] = netpollunblock(pd, os::kPollWrite, true);
+  if (mode & os::kPollRead) {
+    gs[0] = netpollunblock(pd, os::kPollRead, true, &delta);
+  }
+  if (mode & os::kPollWrite) {
+    gs[1] = netpollunblock(pd, os::kPollWrite, true, &delta);
+  }
   for (G* gp : gs) {
     if (gp == nullptr) continue;
-    netpollWaiters.fetch_sub(1, std::memory_order_acq_rel);
     gp->schedlink = *list;
     *list = gp;
   }
+  return delta;
 }
 
-// netpollgoready mirrors Go's netpollgoready.
-void netpollgoready(G* gp) {
-  netpollWaiters.fetch_sub(1, std::memory_order_acq_rel);
-  goready(gp);
+// netpollgoready mirrors Go's netpollgoready; the caller adjusts the
+// waiters after it.
+void netpollgoready(G* gp) { goready(gp); }
+
+// netpollAdjustWaiters mirrors Go's netpollAdjustWaiters (1.21).
+void netpollAdjustWaiters(std::int32_t delta) {
+  if (delta != 0) netpollWaiters.fetch_add(delta, std::memory_order_acq_rel);
 }
 
 pollDesc* pollOpen(std::uintptr_t fd, int* err) ABSL_NO_THREAD_SAFETY_ANALYSIS {
@@ -463,11 +483,13 @@ void pollSetDeadline(pollDesc* pd, std::int64_t d, std::int32_t mode) {
   publishInfo(pd);
   G* rg = nullptr;
   G* wg = nullptr;
-  if (pd->rd < 0) rg = netpollunblock(pd, os::kPollRead, false);
-  if (pd->wd < 0) wg = netpollunblock(pd, os::kPollWrite, false);
+  std::int32_t delta = 0;
+  if (pd->rd < 0) rg = netpollunblock(pd, os::kPollRead, false, &delta);
+  if (pd->wd < 0) wg = netpollunblock(pd, os::kPollWrite, false, &delta);
   unlock(&pd->lock);
   if (rg != nullptr) netpollgoready(rg);
   if (wg != nullptr) netpollgoready(wg);
+  netpollAdjustWaiters(delta);
 }
 
 void pollUnblock(pollDesc* pd) {
@@ -478,14 +500,17 @@ void pollUnblock(pollDesc* pd) {
   pd->wseq++;
   pd->rt = pd->wt = nullptr;  // armed timers are orphans now
   publishInfo(pd);
-  G* rg = netpollunblock(pd, os::kPollRead, false);
-  G* wg = netpollunblock(pd, os::kPollWrite, false);
+  std::int32_t delta = 0;
+  G* rg = netpollunblock(pd, os::kPollRead, false, &delta);
+  G* wg = netpollunblock(pd, os::kPollWrite, false, &delta);
   unlock(&pd->lock);
   if (rg != nullptr) netpollgoready(rg);
   if (wg != nullptr) netpollgoready(wg);
+  netpollAdjustWaiters(delta);
 }
 
-G* netpoll(std::int64_t delay) {
+G* netpoll(std::int64_t delay, std::int32_t* delta) {
+  *delta = 0;
   if (!netpollinited()) return nullptr;
   os::PollEvent ev[kBatch];
   bool highRes = timerMode == os::TimerMode::kHighRes;
@@ -497,7 +522,7 @@ G* netpoll(std::int64_t delay) {
     pollDesc* pd = pdOfKey(ev[i].key);
     if (pd == nullptr) continue;
     if (ev[i].err) pd->info.fetch_or(pollEventErr, std::memory_order_acq_rel);
-    netpollready(&list, pd, ev[i].mode);
+    *delta += netpollready(&list, pd, ev[i].mode);
   }
   if (delay != 0 || list != nullptr) traceNetpollWake(list);
   return list;
@@ -561,10 +586,12 @@ G* findRunnableNetpoll() {
       lastpoll.load(std::memory_order_acquire) == 0) {
     return nullptr;
   }
-  G* list = netpoll(0);
+  std::int32_t delta;
+  G* list = netpoll(0, &delta);
   if (list == nullptr) return nullptr;
   G* gp = listpop(&list);
   injectglist(list);
+  netpollAdjustWaiters(delta);  // gp is this M's to run: it will not stop
   return gp;
 }
 
@@ -585,7 +612,8 @@ int findRunnableBlock(std::int64_t until, P** pp, G** gp)
     }
     if (sched.exiting.load(std::memory_order_acquire)) delay = 0;
     traceMPark();
-    G* list = netpoll(delay);
+    std::int32_t delta;
+    G* list = netpoll(delay, &delta);
     traceMUnpark();
     std::int64_t now = os::nanotime();
     pollUntil.store(0, std::memory_order_release);
@@ -596,6 +624,7 @@ int findRunnableBlock(std::int64_t until, P** pp, G** gp)
     unlock(&sched.lock);
     if (p == nullptr) {
       injectglist(list);
+      netpollAdjustWaiters(delta);
       return kBlockStop;
     }
     acquirep(p);
@@ -604,6 +633,7 @@ int findRunnableBlock(std::int64_t until, P** pp, G** gp)
       *gp = listpop(&list);
       injectglist(list);
     }
+    netpollAdjustWaiters(delta);
     return kBlockPolled;
   }
   if (until != 0) {
@@ -626,13 +656,15 @@ void sysmonNetpoll(std::int64_t now) {
   std::int64_t lp = lastpoll.load(std::memory_order_acquire);
   if (lp == 0 || lp + 10'000'000 >= now) return;
   if (!lastpoll.compare_exchange_strong(lp, now)) return;
-  G* list = netpoll(0);
+  std::int32_t delta;
+  G* list = netpoll(0, &delta);
   if (list == nullptr) return;
   // Pretend one more M runs while injecting, so checkdead stays quiet
   // (Go does the same).
   incidlelocked(-1);
   injectglist(list);
   incidlelocked(1);
+  netpollAdjustWaiters(delta);
 }
 
 void netpollExitBreak() { netpollBreak(); }

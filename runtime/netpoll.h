@@ -84,9 +84,14 @@ bool pollStale(pollDesc* pd);
 // --- internals, exported for netpoll_test ---
 bool netpollblock(pollDesc* pd, std::int32_t mode, bool waitio);
 // (lock-free: netpoll calls it without pd->lock, deadlines and Close with)
-G* netpollunblock(pollDesc* pd, std::int32_t mode, bool ioready);
-void netpollready(G** list, pollDesc* pd, std::int32_t mode);
+// (*delta counts the goroutine taken; see netpollAdjustWaiters)
+G* netpollunblock(pollDesc* pd, std::int32_t mode, bool ioready,
+                  std::int32_t* delta);
+std::int32_t netpollready(G** list, pollDesc* pd, std::int32_t mode);
 void netpollgoready(G* gp);
+// netpollAdjustWaiters mirrors Go's netpollAdjustWaiters: the waiters a
+// netpoll or netpollunblock took, subtracted once they are runnable.
+void netpollAdjustWaiters(std::int32_t delta);
 std::int32_t netpollWaitersCount();
 // pollcacheSize: pollDescs ever allocated (cache reuse shows as no growth).
 std::int32_t pollcacheSize();
@@ -98,8 +103,9 @@ std::int32_t deadlineTimersAllocated();
 // --- scheduler hooks ---
 bool netpollinited();
 // netpoll mirrors Go's netpoll: polls (delay ns, < 0 forever, 0 not at all)
-// and returns the readied goroutines linked by schedlink, status _Gwaiting.
-G* netpoll(std::int64_t delay);
+// and returns the readied goroutines linked by schedlink, status _Gwaiting,
+// with *delta for netpollAdjustWaiters once they are injected.
+G* netpoll(std::int64_t delay, std::int32_t* delta);
 // netpollBreak mirrors Go's netpollBreak.
 void netpollBreak();
 // injectglist mirrors Go's injectglist: make a netpoll list runnable.

@@ -135,7 +135,11 @@ void stopTheWorld() {
 
 // startTheWorld mirrors Go's startTheWorldWithSema.
 void startTheWorld(std::int32_t newprocs) {
-  if (netpollinited()) injectglist(netpoll(0));  // I/O ready meanwhile (Go)
+  if (netpollinited()) {  // I/O ready meanwhile (Go)
+    std::int32_t delta;
+    injectglist(netpoll(0, &delta));
+    netpollAdjustWaiters(delta);
+  }
   lock(&sched.lock);
   P* p1 = procresize(newprocs);
   sched.gcwaiting.store(false, std::memory_order_release);

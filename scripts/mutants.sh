@@ -75,6 +75,15 @@ mutant steal-order-not-coprime proc_export_test 'StealOrderTest.*' \
 mutant sudog-overflow-moves-too-few proc_export_test 'SudogCacheTest.*' \
   'while (pp->nsudog > kSudogCacheSize / 2) {' \
   'while (pp->nsudog > kSudogCacheSize / 2 + 1) {'
+mutant netpoll-uncounts-before-inject netpoll_test \
+  'NetpollTest.ReadiedGoroutineCountedUntilInjected' \
+  'std::int32_t netpollready(G** list, pollDesc* pd, std::int32_t mode) {' \
+  'static std::int32_t netpollready1(G**, pollDesc*, std::int32_t);
+std::int32_t netpollready(G** list, pollDesc* pd, std::int32_t mode) {
+  netpollAdjustWaiters(netpollready1(list, pd, mode));  // mutant: at once
+  return 0;
+}
+static std::int32_t netpollready1(G** list, pollDesc* pd, std::int32_t mode) {'
 
 # ---- selection ------------------------------------------------------------------
 selected=()

@@ -124,7 +124,8 @@ TEST_F(NetpollTest, StaleEventIgnored) {
     ASSERT_TRUE(gort_test::SocketWrite(sv[1], "k", 1));
     G* list = nullptr;
     for (int i = 0; i < 1000 && pd->rg.load() != pdReady; i++) {
-      list = netpoll(1'000'000);
+      std::int32_t delta = 0;
+      list = netpoll(1'000'000, &delta);
       if (list != nullptr) break;
     }
     EXPECT_EQ(list, nullptr);  // nobody waited: pdReady is left instead
@@ -143,8 +144,10 @@ TEST_F(NetpollTest, StaleEventIgnored) {
     std::uint64_t one = 1;
     ASSERT_EQ(write(efd, &one, sizeof one), 8);
     // Readiness arrives; consume the readiness left in rg.
-    G* list = netpoll(0);
+    std::int32_t delta = 0;
+    G* list = netpoll(0, &delta);
     EXPECT_EQ(list, nullptr);  // nobody waited: pdReady is left instead
+    EXPECT_EQ(delta, 0);
     EXPECT_EQ(pd->rg.load(), pdReady);
 #endif
     EXPECT_EQ(pollReset(pd, gort::os::kPollRead), pollNoError);
@@ -152,7 +155,7 @@ TEST_F(NetpollTest, StaleEventIgnored) {
     // netpollready on a pd with no waiter leaves pdReady; netpollblock then
     // returns at once without parking.
     G* l2 = nullptr;
-    netpollready(&l2, pd, gort::os::kPollRead);
+    EXPECT_EQ(netpollready(&l2, pd, gort::os::kPollRead), 0);
     EXPECT_EQ(l2, nullptr);
     EXPECT_TRUE(netpollblock(pd, gort::os::kPollRead, false));
     pollUnblock(pd);
@@ -209,7 +212,8 @@ TEST_F(NetpollTest, BreakWakesBlockingPoll) {
     std::int64_t t0 = gort::os::nanotime();
     // The only M that could poll holds the P here (GOMAXPROCS 1), so the
     // pending break is ours: a poll without timeout returns.
-    EXPECT_EQ(netpoll(-1), nullptr);
+    std::int32_t delta = 0;
+    EXPECT_EQ(netpoll(-1, &delta), nullptr);
     EXPECT_LT(gort::os::nanotime() - t0, 10'000'000'000);
     pollUnblock(pd);
     pollClose(pd);
@@ -240,6 +244,41 @@ TEST_F(NetpollTest, WaitersCounted) {
           done.Recv();
         }
         EXPECT_EQ(netpollWaitersCount(), 0);
+      },
+      Procs(1));
+}
+
+// A goroutine netpoll readies stays counted as a waiter until whoever
+// polled has made it runnable (Go 1.21's netpollAdjustWaiters). Counted
+// off at once, a P-less M could see no waiters while sysmon still held the
+// goroutine in its list, stop instead of polling, and checkdead would call
+// the program deadlocked (seen under qemu as a rare "all goroutines are
+// asleep" in EchoUnix).
+TEST_F(NetpollTest, ReadiedGoroutineCountedUntilInjected) {
+  gort::Run(
+      [] {
+        std::intptr_t efd = NewPollable();
+        int err = 0;
+        pollDesc* pd = pollOpen(efd, &err);
+        ASSERT_NE(pd, nullptr);
+        gort::Chan<int> done = gort::MakeChan<int>(1);
+        gort::Go([pd, done]() mutable {
+          done.Send(pollWait(pd, gort::os::kPollRead));
+        });
+        while (netpollWaitersCount() == 0) gort::Gosched();
+        // What netpoll does for a readiness event, without the OS.
+        G* list = nullptr;
+        std::int32_t delta = netpollready(&list, pd, gort::os::kPollRead);
+        ASSERT_NE(list, nullptr);
+        EXPECT_EQ(delta, -1);
+        EXPECT_EQ(netpollWaitersCount(), 1) << "counted off before injected";
+        injectglist(list);
+        netpollAdjustWaiters(delta);
+        EXPECT_EQ(netpollWaitersCount(), 0);
+        EXPECT_EQ(done.Recv(), pollNoError);
+        pollUnblock(pd);
+        pollClose(pd);
+        ClosePollable(efd);
       },
       Procs(1));
 }
