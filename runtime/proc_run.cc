@@ -21,6 +21,7 @@
 #include "gort/debug.h"
 #include "gort/runtime.h"
 #include "netpoll.h"
+#include "os/netpoll_os.h"
 #include "os/os.h"
 #include "panic.h"
 #include "proc.h"
@@ -394,6 +395,7 @@ Stats ReadStats() ABSL_NO_THREAD_SAFETY_ANALYSIS {
   s.usleep = timerMode == os::TimerMode::kHighRes && s.usleep_fallbacks == 0
                  ? UsleepMode::kHighRes
                  : UsleepMode::kLowRes;
+  if (netpollinited()) s.netpoll_highres = os::netpollHighResMethod();
   return s;
 }
 

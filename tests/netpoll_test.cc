@@ -339,8 +339,8 @@ TEST_F(NetpollTest, TraceCountsNetpoll) {
 // fire through it.
 TEST_F(NetpollTest, TimerfdFallback) {
 #if defined(_WIN32)
-  GTEST_SKIP() << "Linux only: Windows has no timerfd (and no high-resolution "
-                  "poller waits yet)";
+  GTEST_SKIP() << "Linux only: Windows has no timerfd (see "
+                  "HighResWaitsOnWindows)";
 #else
   setenv("GORT_NETPOLL_TIMERFD", "1", 1);
   gort::Run(
@@ -364,6 +364,47 @@ TEST_F(NetpollTest, TimerfdFallback) {
       },
       gort::Options{.maxprocs = 1, .usleep = gort::UsleepMode::kHighRes});
   unsetenv("GORT_NETPOLL_TIMERFD");
+#endif
+}
+
+// On Windows, a timed wait in high-resolution mode goes through a
+// high-resolution waitable timer's wait completion packet when ntdll has
+// the entry points (Go 1.23), else rounds up to milliseconds; timers fire
+// through either while a goroutine waits on a socket.
+TEST_F(NetpollTest, HighResWaitsOnWindows) {
+#if !defined(_WIN32)
+  GTEST_SKIP() << "Windows only (Linux: TimerfdFallback)";
+#else
+  HMODULE ntdll = GetModuleHandleW(L"ntdll.dll");
+  bool have = ntdll != nullptr &&
+              GetProcAddress(ntdll, "NtCreateWaitCompletionPacket") &&
+              GetProcAddress(ntdll, "NtAssociateWaitCompletionPacket") &&
+              GetProcAddress(ntdll, "NtCancelWaitCompletionPacket");
+  gort::Run(
+      [have] {
+        gort::net::Listener ln = gort::net::Listen("tcp", "127.0.0.1:0");
+        gort::net::Conn peer = gort::net::Dial("tcp", ln.Addr());
+        gort::net::Conn c = ln.Accept();
+        // Wine 8 lacks the entry points; Windows 10 1803 and later have
+        // them and the high-resolution timer.
+        EXPECT_STREQ(gort::ReadStats().netpoll_highres,
+                     have ? "wait completion packet" : "none");
+        gort::Go([&c] {
+          char b;
+          try {
+            c.Read(&b, 1);
+          } catch (const gort::net::Error&) {
+          }
+        });
+        gort::Gosched();
+        for (int i = 0; i < 50; i++) {
+          auto t0 = Clock::now();
+          gort::Sleep(100us);
+          EXPECT_GE(Clock::now() - t0, 100us);
+        }
+        c.Close();
+      },
+      gort::Options{.maxprocs = 1, .usleep = gort::UsleepMode::kHighRes});
 #endif
 }
 

@@ -163,7 +163,7 @@ ModeResult Probe(const Mode& mode, const Options& options) {
 // of a loopback TCP connection, as poll::FD takes sockets only there), so
 // the idle M waits in netpoll until the sleep's timer.
 std::vector<DelayResult> ProbeSleep(const Mode& mode, const Options& options,
-                                    bool poller) {
+                                    bool poller, std::string* method) {
   std::vector<DelayResult> out;
   gort::Run(
       [&] {
@@ -193,6 +193,7 @@ std::vector<DelayResult> ProbeSleep(const Mode& mode, const Options& options,
           });
           parked.Recv();
           gort::Gosched();  // the reader parks in the poller
+          *method = gort::ReadStats().netpoll_highres;
         }
         for (std::uint32_t delay : kDelaysUs) {
           const int samples =
@@ -290,7 +291,11 @@ int main(int argc, char** argv) {
       }
     }
     for (bool poller : {false, true}) {
-      for (const DelayResult& d : ProbeSleep(*mode, options, poller)) {
+      std::string method;
+      std::vector<DelayResult> sleeps =
+          ProbeSleep(*mode, options, poller, &method);
+      if (poller) std::printf("poller's timed waits: %s\n", method.c_str());
+      for (const DelayResult& d : sleeps) {
         std::printf("sleep (%s): delay is %" PRIu32
                     " us - slept for %.0f us\n",
                     poller ? "poller in use" : "no poller", d.delay_us,

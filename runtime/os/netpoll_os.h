@@ -53,7 +53,8 @@ int netpollBreak();
 std::int32_t netpoll(std::int64_t delay, bool highRes, PollEvent* ev,
                      std::int32_t max);
 // netpollHighResMethod: how high-resolution waits are done: "epoll_pwait2",
-// "timerfd", or "none" (for the usleep probe and docs).
+// "timerfd", "wait completion packet" (Windows), or "none" (for the usleep
+// probe and docs).
 const char* netpollHighResMethod();
 
 }  // namespace gort::os

@@ -156,6 +156,9 @@ struct Stats {
   std::int64_t block_warnings = 0;    // Blocked-thread warnings printed.
   int usleep_fallbacks = 0;  // Threads that lost kHighRes: sleep at low res.
   UsleepMode usleep = UsleepMode::kLowRes;  // kHighRes iff every thread has it.
+  // How the network poller's timed waits reach below a millisecond while it
+  // is in use: "epoll_pwait2", "timerfd", "wait completion packet", "none".
+  const char* netpoll_highres = "none";
 };
 
 // Returns the counters of the current Run, or of the last one after it ended.
