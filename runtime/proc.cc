@@ -316,22 +316,42 @@ static G* gosched_m(G* gp) {
 
 void gosched() { mcall(gosched_m); }
 
-// usleep_m runs usleep on g0 for usleepOnG0, then resumes gp at once.
-static G* usleep_m(G* gp) {
+// systemstack_m marks an mcall as systemstack's: schedule runs the M's
+// systemstackfn and switches straight back; it is never called itself.
+static G* systemstack_m(G* gp) { return gp; }
+
+// systemstack mirrors Go's systemstack: run fn(arg) on the M's own stack
+// (g0) and come back. Unlike an mcall, the goroutine keeps its M, its
+// status (it may be in a syscall, with no P) and its place: no scheduling
+// happens in between.
+void systemstack(void (*fn)(void*), void* arg) {
   M* mp = getg()->m;
-  auto usec = static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(gp->param));
-  gp->param = nullptr;
-  casgstatus(gp, _Grunning, _Grunnable);
-  dropg(mp);
-  os::usleep(usec);
-  return gp;
+  mp->systemstackfn = fn;
+  mp->systemstackarg = arg;
+  mcall(systemstack_m);
+}
+
+// runSystemstack: schedule's side of systemstack, on g0 after gp switched
+// out: run the function and resume gp, as often as gp asks.
+static void runSystemstack(M* mp, G* gp) {
+  while (mp->mcallfn == systemstack_m) {
+    mp->mcallfn = nullptr;
+    void (*fn)(void*) = mp->systemstackfn;
+    mp->systemstackfn = nullptr;
+    fn(mp->systemstackarg);
+    gogo(gp);
+    stackcheck(gp);
+  }
+}
+
+static void usleep1(void* usec) {
+  os::usleep(static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(usec)));
 }
 
 // usleepOnG0 mirrors Go's systemstack(usleep1) on Windows: a goroutine's
 // usleep runs on its M's own stack.
 void usleepOnG0(std::uint32_t usec) {
-  getg()->param = reinterpret_cast<void*>(static_cast<std::uintptr_t>(usec));
-  mcall(usleep_m);
+  systemstack(usleep1, reinterpret_cast<void*>(static_cast<std::uintptr_t>(usec)));
 }
 
 // goschedIfPreempted honours sysmon's request at a safe point (Go's
@@ -440,6 +460,7 @@ void schedule() {
     G* gp = next;
     execute(gp, inheritTime);
     stackcheck(gp);  // every switch back to g0, exits included
+    runSystemstack(mp, gp);
     G* (*fn)(G*) = mp->mcallfn;
     mp->mcallfn = nullptr;
     next = fn(gp);

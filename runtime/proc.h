@@ -34,6 +34,8 @@ void gogo(G* gp);  // g0 only: runs gp until it switches back
 void mcall(G* (*fn)(G*), bool exiting = false);
 void gostart(G* gp);  // prepares gp's context to start at its body
 void gentry();  // the bottom frame of every goroutine context
+// goroutine only: run fn(arg) on g0 and come back, status untouched
+void systemstack(void (*fn)(void*), void* arg);
 void usleepOnG0(std::uint32_t usec);  // on a goroutine: usleep on g0
 
 // goexitUnwind is thrown at a goroutine's park point when Run ends, so its

@@ -157,6 +157,8 @@ struct M {
   M* schedlink = nullptr;  // midle list
   M* alllink = nullptr;    // allm list
   G* (*mcallfn)(G*) = nullptr;  // what g0 runs after a goroutine switches out
+  void (*systemstackfn)(void*) = nullptr;  // systemstack's function
+  void* systemstackarg = nullptr;          // and its argument
   bool (*waitunlockf)(G*, void*) = nullptr;  // gopark's unlock function
   void* waitlock = nullptr;                   // and its argument
   void (*mstartfn)() = nullptr;  // sysmon's loop for the sysmon M

@@ -21,6 +21,7 @@
 #endif
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -361,6 +362,37 @@ TEST(UsleepTest, SleepsAtLeastTheRequestedDuration) {
         options);
     EXPECT_GE(elapsed, 40'000'000) << "mode " << static_cast<int>(mode);
   }
+}
+
+// gort-usleep-probe's loop: usleep inside gort::Syscall. Where usleep runs
+// on the M's own stack (Windows: Go's systemstack(usleep1)), the goroutine
+// must come back still in its syscall, on the same thread, untouched;
+// switching it out as a parked goroutine killed the probe with "casgstatus:
+// bad incoming values" under Wine. Elsewhere usleep runs in place.
+TEST(UsleepTest, InsideSyscallResumesTheGoroutineAsItWas) {
+  constexpr int kSleeps = 50;
+  std::int64_t elapsed = 0;
+  int ticks = 0;
+  RunGuarded(
+      [&] {
+        std::atomic<bool> finished{false};
+        gort::Go([&elapsed, &finished] {
+          std::int64_t t0 = gort::Nanotime();
+          gort::Syscall([] {
+            for (int i = 0; i < kSleeps; i++) gort::debug::Usleep(200);
+          });
+          elapsed = gort::Nanotime() - t0;
+          finished.store(true);
+        });
+        // Meanwhile main keeps the P busy (sysmon may hand it off).
+        while (!finished.load()) {
+          ticks++;
+          gort::Gosched();
+        }
+      },
+      Procs(1));
+  EXPECT_GE(elapsed, std::int64_t{kSleeps} * 200'000);
+  EXPECT_GT(ticks, 0);
 }
 
 }  // namespace
