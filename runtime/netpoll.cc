@@ -389,7 +389,7 @@ std::int32_t netpollready(G** list, pollDesc* pd, std::int32_t mode) {
 // waiters after it.
 void netpollgoready(G* gp) { goready(gp); }
 
-// netpollAdjustWaiters mirrors Go's netpollAdjustWaiters (1.21).
+// netpollAdjustWaiters mirrors Go 1.21's netpollAdjustWaiters.
 void netpollAdjustWaiters(std::int32_t delta) {
   if (delta != 0) netpollWaiters.fetch_add(delta, std::memory_order_acq_rel);
 }

@@ -89,7 +89,7 @@ G* netpollunblock(pollDesc* pd, std::int32_t mode, bool ioready,
                   std::int32_t* delta);
 std::int32_t netpollready(G** list, pollDesc* pd, std::int32_t mode);
 void netpollgoready(G* gp);
-// netpollAdjustWaiters mirrors Go's netpollAdjustWaiters: the waiters a
+// netpollAdjustWaiters mirrors Go 1.21's netpollAdjustWaiters: the waiters a
 // netpoll or netpollunblock took, subtracted once they are runnable.
 void netpollAdjustWaiters(std::int32_t delta);
 std::int32_t netpollWaitersCount();

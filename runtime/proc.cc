@@ -198,6 +198,26 @@ void gfpurge(P* pp) {
 
 // acquireSudog mirrors Go's acquireSudog: per-P cache, refilled from the
 // central cache, so channel waits do not allocate in steady state.
+namespace {
+std::atomic<std::int64_t> sudogsLive{0};
+}  // namespace
+
+// newSudog and freeSudog allocate and delete sudogs, counted so that tests
+// can see none outlive a Run (Go garbage-collects its own).
+sudog* newSudog() {
+  sudogsLive.fetch_add(1, std::memory_order_relaxed);
+  return new sudog;
+}
+
+void freeSudog(sudog* s) {
+  sudogsLive.fetch_sub(1, std::memory_order_relaxed);
+  delete s;
+}
+
+std::int64_t sudogsAllocated() {
+  return sudogsLive.load(std::memory_order_relaxed);
+}
+
 sudog* acquireSudog() { return acquireSudog(getg()->m->p); }
 
 // acquireSudog with the caller's P, which a caller that already holds its G
@@ -212,7 +232,7 @@ sudog* acquireSudog(P* pp) {
       pp->sudogcache[pp->nsudog++] = s;
     }
     unlock(&sched.sudoglock);
-    if (pp->nsudog == 0) pp->sudogcache[pp->nsudog++] = new sudog;
+    if (pp->nsudog == 0) pp->sudogcache[pp->nsudog++] = newSudog();
   }
   sudog* s = pp->sudogcache[--pp->nsudog];
   return s;

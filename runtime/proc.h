@@ -80,6 +80,9 @@ std::uint32_t fastrand();
 std::uint32_t fastrandn(std::uint32_t n);
 void casgstatus(G* gp, std::uint32_t oldval, std::uint32_t newval);
 std::uint32_t readgstatus(G* gp);
+sudog* newSudog();                // allocates one, counted
+void freeSudog(sudog* s);         // deletes one, counted
+std::int64_t sudogsAllocated();   // allocated and not deleted (tests)
 sudog* acquireSudog();
 sudog* acquireSudog(P* pp);  // pp: the calling goroutine's P
 void releaseSudog(sudog* s);

@@ -177,7 +177,8 @@ bool wakeAllForExit() ABSL_NO_THREAD_SAFETY_ANALYSIS {
 }
 
 // abandonWaiters takes parked goroutines off the channels they wait on,
-// and frees the sudogs of goroutines readied by a channel but never run.
+// and frees the sudogs of goroutines parked, or readied but never run, on
+// a channel or a semaphore (each on its G's waiting list).
 void abandonWaiters() ABSL_NO_THREAD_SAFETY_ANALYSIS {
   for (G* gp = allgs; gp != nullptr; gp = gp->alllink) {
     std::uint32_t s = readgstatus(gp);
@@ -185,7 +186,7 @@ void abandonWaiters() ABSL_NO_THREAD_SAFETY_ANALYSIS {
     for (sudog* sg = gp->waiting; sg != nullptr;) {
       sudog* next = sg->waitlink;
       if (sg->c != nullptr) internal::chanAbandon(sg);
-      delete sg;
+      freeSudog(sg);
       sg = next;
     }
     gp->waiting = nullptr;
@@ -228,13 +229,13 @@ void freeAll() ABSL_NO_THREAD_SAFETY_ANALYSIS {
   for (int i = 0; i < kMaxGomaxprocs; i++) {
     P* pp = allp[i];
     if (pp == nullptr) continue;
-    while (pp->nsudog > 0) delete pp->sudogcache[--pp->nsudog];
+    while (pp->nsudog > 0) freeSudog(pp->sudogcache[--pp->nsudog]);
     delete pp;
     allp[i] = nullptr;
   }
   while (sudog* s = sched.sudogcache) {
     sched.sudogcache = s->next;
-    delete s;
+    freeSudog(s);
   }
 }
 

@@ -104,6 +104,8 @@ void semacquire(std::uint32_t* addr, waitReason reason) {
     throw gort::Panic("gort: blocking call outside a goroutine");
   }
   sudog* s = acquireSudog();
+  G* gp = getg();
+  gp->waiting = s;  // Run's end frees it if gp never runs again
   semaRoot* root = semroot(addr);
   for (;;) {
     lock(&root->lock);
@@ -117,6 +119,7 @@ void semacquire(std::uint32_t* addr, waitReason reason) {
     goparkunlock(&root->lock, reason);
     if (cansemacquire(addr)) break;
   }
+  gp->waiting = nullptr;
   releaseSudog(s);
 }
 
@@ -141,14 +144,10 @@ void semrelease(std::uint32_t* addr) {
 namespace gort::runtime {
 
 // clearSemaphores forgets every waiter when Run ends (their goroutines are
-// being abandoned); frees their sudogs.
+// being abandoned; abandonWaiters frees their sudogs, on their G's waiting
+// list like those of goroutines woken but never run).
 void clearSemaphores() ABSL_NO_THREAD_SAFETY_ANALYSIS {
   for (semaRoot& root : semtable) {
-    for (sudog* s = root.head; s != nullptr;) {
-      sudog* next = s->next;
-      delete s;
-      s = next;
-    }
     root.head = root.tail = nullptr;
     root.nwait.store(0);
   }
@@ -194,7 +193,10 @@ void notifyListWait(internal::notifyList* l, std::uint32_t t) {
     root->head = s;
   }
   root->tail = s;
+  G* gp = getg();
+  gp->waiting = s;  // freed by Run's end if gp never runs again
   goparkunlock(&root->lock, waitReason::syncCondWait);
+  gp->waiting = nullptr;
   releaseSudog(s);
 }
 

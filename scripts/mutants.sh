@@ -84,6 +84,9 @@ std::int32_t netpollready(G** list, pollDesc* pd, std::int32_t mode) {
   return 0;
 }
 static std::int32_t netpollready1(G** list, pollDesc* pd, std::int32_t mode) {'
+mutant sema-sudog-leaks-at-run-end proc_export_test 'SudogLeakTest.*' \
+  '  gp->waiting = s;  // Run'"'"'s end frees it if gp never runs again' \
+  '  (void)gp;  // mutant: Run'"'"'s end never sees the semaphore'"'"'s sudog'
 
 # ---- selection ------------------------------------------------------------------
 selected=()
