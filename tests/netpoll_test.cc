@@ -334,6 +334,27 @@ TEST_F(NetpollTest, TraceCountsNetpoll) {
   EXPECT_NE(gort::trace::FormatSummary(s).find("netpoll: "), std::string::npos);
 }
 
+// Parks a goroutine reading r (a handle with Read, which Close wakes), so
+// that the idle M waits for timers in the poller, then checks that 50
+// Sleep(d) each last at least d.
+template <typename Reader>
+void SleepsWhileAReaderParks(Reader& r, std::chrono::microseconds d) {
+  gort::Go([&r] {
+    std::uint64_t v;
+    try {
+      r.Read(&v, sizeof v);
+    } catch (const gort::net::Error&) {
+    }
+  });
+  gort::Gosched();
+  for (int i = 0; i < 50; i++) {
+    auto t0 = Clock::now();
+    gort::Sleep(d);
+    EXPECT_GE(Clock::now() - t0, d);
+  }
+  r.Close();
+}
+
 // Where the kernel lacks epoll_pwait2 (or $GORT_NETPOLL_TIMERFD=1 says so)
 // high-resolution waits go through a timerfd in the epoll set; timers still
 // fire through it.
@@ -347,20 +368,7 @@ TEST_F(NetpollTest, TimerfdFallback) {
       [] {
         gort::poll::FD ev(eventfd(0, EFD_CLOEXEC));
         EXPECT_STREQ(gort::os::netpollHighResMethod(), "timerfd");
-        gort::Go([&ev] {
-          std::uint64_t v;
-          try {
-            ev.Read(&v, sizeof v);
-          } catch (const gort::net::Error&) {
-          }
-        });
-        gort::Gosched();
-        for (int i = 0; i < 50; i++) {
-          auto t0 = Clock::now();
-          gort::Sleep(20us);
-          EXPECT_GE(Clock::now() - t0, 20us);
-        }
-        ev.Close();
+        SleepsWhileAReaderParks(ev, 20us);
       },
       gort::Options{.maxprocs = 1, .usleep = gort::UsleepMode::kHighRes});
   unsetenv("GORT_NETPOLL_TIMERFD");
@@ -389,20 +397,7 @@ TEST_F(NetpollTest, HighResWaitsOnWindows) {
         // them and the high-resolution timer.
         EXPECT_STREQ(gort::ReadStats().netpoll_highres,
                      have ? "wait completion packet" : "none");
-        gort::Go([&c] {
-          char b;
-          try {
-            c.Read(&b, 1);
-          } catch (const gort::net::Error&) {
-          }
-        });
-        gort::Gosched();
-        for (int i = 0; i < 50; i++) {
-          auto t0 = Clock::now();
-          gort::Sleep(100us);
-          EXPECT_GE(Clock::now() - t0, 100us);
-        }
-        c.Close();
+        SleepsWhileAReaderParks(c, 100us);
       },
       gort::Options{.maxprocs = 1, .usleep = gort::UsleepMode::kHighRes});
 #endif
