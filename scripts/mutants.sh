@@ -19,14 +19,13 @@
 #   GORT_MUTANT_TIMEOUT   seconds one mutant's test run may take (default 60)
 # Linux only: several mutants and their tests are about Linux's OS layer.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-root=$PWD
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
 work=${GORT_MUTANTS_DIR:-$root/build/mutants}
 src=$work/src
 bld=$work/build
 limit=${GORT_MUTANT_TIMEOUT:-60}
-started=$(date +%s)
-elapsed() { echo "$(($(date +%s) - $1))s"; }
+started=$(now)
 
 # ---- the mutants --------------------------------------------------------------
 # mutant NAME BINARY GTEST_FILTER SEARCH REPLACEMENT
@@ -84,7 +83,10 @@ if [ $# -gt 0 ]; then
     for i in "${!names[@]}"; do
       [ "${names[$i]}" = "$want" ] && selected+=("$i") && found=1
     done
-    [ $found = 1 ] || { echo "mutants.sh: no mutant $want (have: ${names[*]})" >&2; exit 2; }
+    [ $found = 1 ] || {
+      say "no mutant $want (have: ${names[*]})"
+      exit 2
+    }
   done
 else
   selected=("${!names[@]}")
@@ -108,15 +110,15 @@ if command -v ccache >/dev/null; then
   export CCACHE_BASEDIR=$work
 fi
 echo "== mutants: configure $bld =="
-cmake -S "$src" -B "$bld" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DGORT_BUILD_TESTS=ON -DGORT_BUILD_BENCHMARKS=OFF -DGORT_BUILD_EXAMPLES=OFF \
-  -DGORT_INSTALL=OFF "${launcher[@]}" >"$work/configure.log" 2>&1 ||
-  { tail -30 "$work/configure.log"; exit 1; }
+: >"$work/configure.log"
+cmake_configure "$work/configure.log" -S "$src" -B "$bld" -G Ninja \
+  -DCMAKE_BUILD_TYPE=Release -DGORT_BUILD_TESTS=ON -DGORT_BUILD_BENCHMARKS=OFF \
+  -DGORT_BUILD_EXAMPLES=OFF -DGORT_INSTALL=OFF "${launcher[@]}" || exit 1
 
-t0=$(date +%s)
+t0=$(now)
 echo "== mutants: build ${targets[*]} =="
-cmake --build "$bld" --target "${targets[@]}" >"$work/build.log" 2>&1 ||
-  { grep -E "error|FAILED" "$work/build.log" | head -30; exit 1; }
+: >"$work/build.log"
+cmake_build "$work/build.log" "$bld" --target "${targets[@]}" || exit 1
 echo "built in $(elapsed "$t0")"
 
 # run_tests I LOG: runs mutant I's tests under the timeout; returns their
@@ -130,12 +132,12 @@ run_tests() {
 
 # Unmutated, every mutant's tests must pass, or catching proves nothing.
 echo "== mutants: the tests pass on the unmutated runtime =="
-t0=$(date +%s)
+t0=$(now)
 for i in "${selected[@]}"; do
   log=$work/baseline-${names[$i]}.log
   if ! run_tests "$i" "$log"; then
-    echo "mutants.sh: ${bins[$i]} --gtest_filter='${filters[$i]}' fails without" \
-      "a mutant (see $log):" >&2
+    say "${bins[$i]} --gtest_filter='${filters[$i]}' fails without" \
+      "a mutant (see $log):"
     grep -E "FAILED|Failure|watchdog" "$log" | head -20 >&2
     exit 1
   fi
@@ -147,7 +149,7 @@ declare -A verdict caughtby took
 failed=0
 for i in "${selected[@]}"; do
   name=${names[$i]} search=${searches[$i]}
-  t0=$(date +%s)
+  t0=$(now)
   mapfile -t files < <(grep -rlF --include='*.cc' --include='*.h' -- "$search" "$src/runtime" || true)
   if [ ${#files[@]} -ne 1 ]; then
     verdict[$name]=ERROR caughtby[$name]="search string in ${#files[@]} runtime files"
