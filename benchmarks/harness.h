@@ -99,6 +99,8 @@ class FlagReader {
     if (i_ + 1 >= argc_) usage_error_("flag --" + name_ + " needs a value");
     return argv_[++i_];
   }
+  // Reports a bad flag to the tool's usage_error, which does not return.
+  void Fail(const std::string& message) { usage_error_(message); }
   // A boolean flag: --flag, --flag=true|1 or --flag=false|0.
   bool Bool() {
     if (!value_ || *value_ == "true" || *value_ == "1") return true;
@@ -145,6 +147,81 @@ struct Benchtime {
       b.ns = *ns;
     }
     return b;
+  }
+};
+
+// PositiveIntFlag: the current flag's value, an integer from 1 to max.
+inline std::int64_t PositiveIntFlag(FlagReader& flags, std::int64_t max) {
+  auto n = ParsePositiveInt(flags.Value());
+  if (!n || *n > max) flags.Fail("bad --" + flags.name());
+  return n.value_or(1);
+}
+
+// SecondsFlag: the current flag's value, a number of seconds above zero.
+inline double SecondsFlag(FlagReader& flags) {
+  const std::string v = flags.Value();
+  char* end = nullptr;
+  double s = std::strtod(v.c_str(), &end);
+  if (end == v.c_str() || *end != '\0' || !(s > 0)) {
+    flags.Fail("bad --" + flags.name() + " " + v);
+  }
+  return s;
+}
+
+// CommonFlags: the flags gort-ping and gort-compare share; each tool's
+// Config derives from it with its own defaults.
+struct CommonFlags {
+  CommonFlags(int count, const char* benchtime, double timeout_s)
+      : count(count),
+        benchtime(*Benchtime::Parse(benchtime)),
+        timeout_s(timeout_s) {}
+
+  std::string bench = ".";
+  int count;
+  Benchtime benchtime;
+  double timeout_s;
+  bool timeout_set = false;
+  bool smoke = false;
+  bool stats = false;
+  bool list = false;
+
+  // Reads the flag flags is at if it is one of these (--help and -h print
+  // the usage to stdout and exit 0); false for any other flag.
+  bool Parse(FlagReader& flags, void (*print_usage)(FILE*)) {
+    const std::string& name = flags.name();
+    if (name == "help" || name == "h") {
+      print_usage(stdout);
+      std::exit(0);
+    } else if (name == "smoke") {
+      smoke = flags.Bool();
+    } else if (name == "stats") {
+      stats = flags.Bool();
+    } else if (name == "list") {
+      list = flags.Bool();
+    } else if (name == "bench") {
+      bench = flags.Value();
+    } else if (name == "count") {
+      count = static_cast<int>(PositiveIntFlag(flags, 1000));
+    } else if (name == "benchtime") {
+      std::string v = flags.Value();
+      auto b = Benchtime::Parse(v);
+      if (!b) flags.Fail("bad --benchtime " + v);
+      benchtime = *b;
+    } else if (name == "timeout") {
+      timeout_s = SecondsFlag(flags);
+      timeout_set = true;
+    } else {
+      return false;
+    }
+    return true;
+  }
+
+  // --smoke: every selected loop once with n iterations, a 30 s timeout
+  // unless --timeout says otherwise.
+  void ApplySmoke(std::int64_t n) {
+    count = 1;
+    benchtime = *Benchtime::Parse(std::to_string(n) + "x");
+    if (!timeout_set) timeout_s = 30;
   }
 };
 

@@ -33,6 +33,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "gort/chan.h"
 #include "gort/runtime.h"
@@ -242,6 +244,43 @@ inline void OsYieldRaw(std::int64_t n) {
   for (std::int64_t i = 0; i < n; ++i) {
     ThreadYield();
   }
+}
+
+// PingBenchmark: one of gort-ping's benchmarks (ping.cc, ping_windows.cc),
+// named as Go's without its "Benchmark" prefix.
+struct PingBenchmark {
+  const char* name;
+  void (*loop)(std::int64_t n);
+};
+
+inline constexpr PingBenchmark kPingBenchmarks[] = {
+    {"ChanToSyscallPing", ChanToSyscallPing},
+    {"SyscallToSyscallPing", SyscallToSyscallPing},
+    {"ChanToChanPing", ChanToChanPing},
+    {"OsYield", OsYield},
+    {"OsYieldRaw", OsYieldRaw},
+};
+
+// PingMode: a usleep mode gort-ping measures.
+struct PingMode {
+  const char* name;
+  gort::UsleepMode usleep;
+  const char* about;
+};
+
+// Old (baseline) first: gort-ping's table compares kPingModes[0] with [1].
+inline constexpr PingMode kPingModes[] = {
+    {"lowres", gort::UsleepMode::kLowRes, "Go's default: 50 us timer slack"},
+    {"highres", gort::UsleepMode::kHighRes, "1 ns timer slack"},
+};
+
+// ParsePingModes reads --mode: lowres, highres or both; empty for anything
+// else.
+inline std::vector<const PingMode*> ParsePingModes(const std::string& v) {
+  if (v == "both") return {&kPingModes[0], &kPingModes[1]};
+  if (v == kPingModes[0].name) return {&kPingModes[0]};
+  if (v == kPingModes[1].name) return {&kPingModes[1]};
+  return {};
 }
 
 }  // namespace gort::bench
