@@ -1311,30 +1311,13 @@ struct Participant {
 };
 
 int RunParent(const Config& config) {
-  std::vector<const Benchmark*> benches;
-  try {
-    const std::regex re(config.bench);
-    for (const Benchmark& b : kBenchmarks) {
-      const std::string full = std::string("Benchmark") + b.name;
-      if (config.smoke && b.kind == Kind::kPark && b.goroutines >= 1'000'000) {
-        continue;  // Park1M takes seconds and gigabytes: not for CI.
-      }
-      if (std::regex_search(full, re) || std::regex_search(b.name, re)) {
-        benches.push_back(&b);
-      }
-    }
-  } catch (const std::regex_error&) {
-    UsageError("bad --bench regular expression: " + config.bench);
-  }
-  if (config.list) {
-    for (const Benchmark* b : benches) std::printf("Benchmark%s\n", b->name);
-    return 0;
-  }
-  if (benches.empty()) {
-    std::fprintf(stderr, "gort-compare: no benchmark matches --bench=%s\n",
-                 config.bench.c_str());
-    return 1;
-  }
+  // Park1M takes seconds and gigabytes: not for CI (--smoke).
+  const std::vector<const Benchmark*> benches = gort::bench::SelectBenchmarks(
+      kBenchmarks, config, "gort-compare", UsageError,
+      [&config](const Benchmark& b) {
+        return config.smoke && b.kind == Kind::kPark &&
+               b.goroutines >= 1'000'000;
+      });
   const std::string self = SelfPath();
   const std::string go_binary =
       config.go_binary.empty() ? SelfDir() + "gortbench-go" : config.go_binary;
@@ -1541,16 +1524,8 @@ int RunParent(const Config& config) {
       }
     }
   }
-  const double elapsed =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-          .count();
-  if (failures == 0) {
-    std::printf("PASS\nok  \tgort-compare\t%.3fs\n", elapsed);
-  } else {
-    std::printf(
-        "FAIL (%d of %d measurements failed)\nFAIL\tgort-compare\t%.3fs\n",
-        failures, measurements, elapsed);
-  }
+  const double elapsed = gort::bench::PrintResultTrailer(
+      "gort-compare", failures, measurements, start);
   const int exit_code = failures == 0 ? 0 : 1;
   if (config.smoke) return exit_code;
 

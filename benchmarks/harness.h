@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -27,6 +28,7 @@
 #include <fstream>
 #include <limits>
 #include <optional>
+#include <regex>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -224,6 +226,60 @@ struct CommonFlags {
     if (!timeout_set) timeout_s = 30;
   }
 };
+
+// SelectBenchmarks: the entries of table (anything with a name, Go's
+// without its "Benchmark" prefix) that --bench's regular expression matches,
+// with or without the prefix, leaving out those skip(entry) refuses. --list
+// prints them and exits 0; a bad expression is a usage error; none selected
+// prints "<tool>: no benchmark matches" and exits 1.
+template <class B, std::size_t N, class Skip>
+std::vector<const B*> SelectBenchmarks(const B (&table)[N],
+                                       const CommonFlags& flags,
+                                       const char* tool,
+                                       void (*usage_error)(const std::string&),
+                                       Skip skip) {
+  std::vector<const B*> benches;
+  try {
+    const std::regex re(flags.bench);
+    for (const B& b : table) {
+      const std::string full = std::string("Benchmark") + b.name;
+      if (skip(b)) continue;
+      if (std::regex_search(full, re) || std::regex_search(b.name, re)) {
+        benches.push_back(&b);
+      }
+    }
+  } catch (const std::regex_error&) {
+    usage_error("bad --bench regular expression: " + flags.bench);
+  }
+  if (flags.list) {
+    for (const B* b : benches) std::printf("Benchmark%s\n", b->name);
+    std::exit(0);
+  }
+  if (benches.empty()) {
+    std::fprintf(stderr, "%s: no benchmark matches --bench=%s\n", tool,
+                 flags.bench.c_str());
+    std::exit(1);
+  }
+  return benches;
+}
+
+// PrintResultTrailer prints the closing lines of a go test run for tool:
+// "PASS" and "ok", or "FAIL" with how many of the measurements failed,
+// and the time since start, which it returns in seconds.
+inline double PrintResultTrailer(const char* tool, int failures,
+                                 int measurements,
+                                 std::chrono::steady_clock::time_point start) {
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  if (failures == 0) {
+    std::printf("PASS\nok  \t%s\t%.3fs\n", tool, elapsed);
+  } else {
+    std::printf("FAIL (%d of %d measurements failed)\nFAIL\t%s\t%.3fs\n",
+                failures, measurements, tool, elapsed);
+  }
+  return elapsed;
+}
 
 // Go's predictN (testing/benchmark.go): aim for goal_ns with 20% headroom,
 // grow at most 100x and at least by one.

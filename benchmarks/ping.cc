@@ -497,27 +497,9 @@ const char* UsleepName(gort::UsleepMode m) {
 int main(int argc, char** argv) {
   const Config config = ParseFlags(argc, argv);
 
-  std::vector<const Benchmark*> benches;
-  try {
-    const std::regex re(config.bench);
-    for (const Benchmark& b : kBenchmarks) {
-      const std::string full = std::string("Benchmark") + b.name;
-      if (std::regex_search(full, re) || std::regex_search(b.name, re)) {
-        benches.push_back(&b);
-      }
-    }
-  } catch (const std::regex_error& e) {
-    UsageError("bad --bench regular expression: " + config.bench);
-  }
-  if (config.list) {
-    for (const Benchmark* b : benches) std::printf("Benchmark%s\n", b->name);
-    return 0;
-  }
-  if (benches.empty()) {
-    std::fprintf(stderr, "gort-ping: no benchmark matches --bench=%s\n",
-                 config.bench.c_str());
-    return 1;
-  }
+  const std::vector<const Benchmark*> benches = gort::bench::SelectBenchmarks(
+      kBenchmarks, config, "gort-ping", UsageError,
+      [](const Benchmark&) { return false; });
 
   std::size_t name_width = 0;
   for (const Benchmark* b : benches) {
@@ -599,18 +581,10 @@ int main(int argc, char** argv) {
       }
     }
   }
-  const double elapsed =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-          .count();
-  if (failures == 0) {
-    std::printf("PASS\nok  \tgort-ping\t%.3fs\n", elapsed);
-  } else {
-    std::printf(
-        "FAIL (%d of %d measurements failed)\nFAIL\tgort-ping\t%.3fs\n",
-        failures,
-        config.count * static_cast<int>(benches.size() * config.modes.size()),
-        elapsed);
-  }
+  gort::bench::PrintResultTrailer(
+      "gort-ping", failures,
+      config.count * static_cast<int>(benches.size() * config.modes.size()),
+      start);
   const int exit_code = failures == 0 ? 0 : 1;
   if (config.smoke) return exit_code;
 

@@ -36,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "benchmarks/loops_fail.h"
 #include "gort/chan.h"
 #include "gort/runtime.h"
 
@@ -45,16 +46,12 @@ namespace ping_internal {
 
 // Prints "ping_loops: <what>" and aborts.
 [[noreturn]] inline void Fail(const char* what) {
-  std::fprintf(stderr, "ping_loops: %s\n", what);
-  std::fflush(stderr);
-  std::abort();
+  LoopsFail("ping_loops", what);
 }
 
 // Prints "ping_loops: <what>: <strerror(err)>" and aborts.
 [[noreturn]] inline void FailErrno(const char* what, int err) {
-  std::fprintf(stderr, "ping_loops: %s: %s\n", what, std::strerror(err));
-  std::fflush(stderr);
-  std::abort();
+  LoopsFail("ping_loops", what, std::strerror(err));
 }
 
 }  // namespace ping_internal

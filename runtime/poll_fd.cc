@@ -498,11 +498,7 @@ FD::FD(std::intptr_t fd) {
 FD::FD(FD&& other) noexcept : impl_(other.impl_) { other.impl_ = nullptr; }
 
 FD& FD::operator=(FD&& other) noexcept {
-  if (this != &other) {
-    fdFree(impl_);
-    impl_ = other.impl_;
-    other.impl_ = nullptr;
-  }
+  moveOwned(impl_, other.impl_, fdFree);
   return *this;
 }
 

@@ -100,18 +100,24 @@ bool skipSupported() {
   return ok;
 }
 
+// overlappedResult: op's finished operation's error and byte count, read
+// from its OVERLAPPED (Wine leaves the calls' own count arguments unset).
+void overlappedResult(IoOp* op) {
+  DWORD qty = 0;
+  DWORD flags = 0;
+  op->err = WSAGetOverlappedResult(op->fd, &op->ov, &qty, FALSE, &flags)
+                ? 0
+                : lastErr();
+  op->qty = qty;
+}
+
 // finished: an overlapped call's outcome when its socket skips completion
 // packets on success: 0 (done, result in op) if it succeeded at once.
 // The byte count comes from the OVERLAPPED, as for a queued completion
 // (Wine leaves the call's own count argument unset).
 int finished(IoOp* op, bool ok) {
   if (ok && op->skipSync) {
-    DWORD qty = 0;
-    DWORD flags = 0;
-    op->err = WSAGetOverlappedResult(op->fd, &op->ov, &qty, FALSE, &flags)
-                  ? 0
-                  : lastErr();
-    op->qty = qty;
+    overlappedResult(op);
     return 0;
   }
   return started(ok);
@@ -401,12 +407,7 @@ bool ioComplete(IoOp* op) {
       static_cast<ULONG_PTR>(STATUS_PENDING)) {
     return false;
   }
-  DWORD qty = 0;
-  DWORD flags = 0;
-  op->err = WSAGetOverlappedResult(op->fd, &op->ov, &qty, FALSE, &flags)
-                ? 0
-                : lastErr();
-  op->qty = qty;
+  overlappedResult(op);
   return true;
 }
 
