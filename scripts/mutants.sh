@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # scripts/mutants.sh: proves that the test suite catches a broken runtime.
 #
-# Each mutant is one deliberate fault: a unique search string in runtime/
-# and its replacement. The script copies the source tree to
+# Each mutant is one deliberate fault (scripts/mutants.tsv): a unique search
+# string in runtime/ and its replacement. The script copies the source tree to
 # build/mutants/src, builds the unmutated runtime and the test
 # binaries the mutants need (no benchmarks, examples or install rules;
 # ccache if installed), checks that those tests pass, and then for each
@@ -28,52 +28,13 @@ limit=${GORT_MUTANT_TIMEOUT:-60}
 started=$(now)
 
 # ---- the mutants --------------------------------------------------------------
-# mutant NAME BINARY GTEST_FILTER SEARCH REPLACEMENT
+# scripts/mutants.tsv: NAME BINARY GTEST_FILTER SEARCH REPLACEMENT, tab-separated.
 names=() bins=() filters=() searches=() replacements=()
-mutant() {
-  names+=("$1") bins+=("$2") filters+=("$3") searches+=("$4") replacements+=("$5")
-}
-
-mutant slack-never-applied usleep_test 'TimerSlackTest.HighRes*' \
-  'bool ok = prctl(PR_SET_TIMERSLACK, slack, 0, 0, 0) == 0;' \
-  'bool ok = slack == slack;  // mutant: reports success, sets nothing'
-mutant slack-failure-ignored usleep_test 'TimerSlackDeathTest.*' \
-  'if (!ok && mode == TimerMode::kHighRes) slackFailures.fetch_add(1);' \
-  '(void)ok;  // mutant: a refused slack goes uncounted'
-mutant usleep-ignores-argument usleep_test 'UsleepTest.*' \
-  'void usleep(std::uint32_t usec) { gort_usleep(usec); }' \
-  'void usleep(std::uint32_t usec) { gort_usleep(10000); }'
-mutant retake-never-hands-off syscall_test \
-  'SyscallTest.SysmonRetakesPFromGoroutineBlockedInSyscall' \
-  'if (s != _Psyscall) continue;' \
-  'if (s != _Psyscall || true) continue;'
-mutant select-first-ready-case select_test 'SelectTest.Fair*' \
-  'int j = static_cast<int>(fastrandn(static_cast<std::uint32_t>(norder + 1)));' \
-  'int j = norder;'
-mutant runqsteal-disabled proc_test 'StealTest.*' \
-  'G* runqsteal(P* pp, P* p2, bool stealRunNextG) {' \
-  'G* runqsteal(P* pp, P* p2, bool stealRunNextG) { if (pp != nullptr) return nullptr;'
-mutant timer-heap-backwards time_test '*ShortTimersFireWhileLongOnesArePending*' \
-  'if (t->when >= h[p]->when) break;' \
-  'if (t->when <= h[p]->when) break;'
-mutant waitgroup-wait-returns-early sync_test '*WaitGroup*' \
-  'void WaitGroup::Wait() {' \
-  'void WaitGroup::Wait() { if (state_.load() != 0) return;'
-mutant close-does-not-wake-receivers chan_test '*Close*' \
-  'while (sudog* sg = q->dequeue()) {' \
-  'while (sudog* sg = q == &c->recvq ? nullptr : q->dequeue()) {'
-mutant stack-canary-unchecked proc_test 'PanicDeathTest.StackOverflow*' \
-  'if (!stackcanaryok(&gp->stack)) stackoverflow(gp);' \
-  '(void)gp;'
-mutant runqputslow-wrong-half proc_export_test 'RunqTest.Overflow*' \
-  'batch[i] = pp->runq[(h + i) % kRunqSize].load(std::memory_order_relaxed);' \
-  'batch[i] = pp->runq[(h + n + i) % kRunqSize].load(std::memory_order_relaxed);'
-mutant steal-order-not-coprime proc_export_test 'StealOrderTest.*' \
-  'if (gcd(i, count) == 1) stealOrder.coprimes[stealOrder.ncoprimes++] = i;' \
-  'stealOrder.coprimes[stealOrder.ncoprimes++] = i;'
-mutant sudog-overflow-moves-too-few proc_export_test 'SudogCacheTest.*' \
-  'while (pp->nsudog > kSudogCacheSize / 2) {' \
-  'while (pp->nsudog > kSudogCacheSize / 2 + 1) {'
+while IFS=$'\t' read -r name bin filter search replacement; do
+  case $name in '' | '#'*) continue ;; esac
+  names+=("$name") bins+=("$bin") filters+=("$filter")
+  searches+=("$search") replacements+=("$replacement")
+done <scripts/mutants.tsv
 
 # ---- selection ------------------------------------------------------------------
 selected=()
