@@ -414,16 +414,8 @@ Config ParseFlags(int argc, char** argv) {
 
 // Writes one protocol line to stdout with a single write(2).
 void Emit(const std::string& line) {
-  std::string text = line + "\n";
-  const char* p = text.data();
-  std::size_t left = text.size();
-  while (left > 0) {
-    ssize_t r = write(STDOUT_FILENO, p, left);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) _exit(120);
-    p += r;
-    left -= static_cast<std::size_t>(r);
-  }
+  const std::string text = line + "\n";
+  gort::bench::WriteAllOrExit(STDOUT_FILENO, text.data(), text.size());
 }
 
 std::int64_t CpuNanos() {

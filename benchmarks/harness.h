@@ -15,6 +15,7 @@
 
 #if !defined(_WIN32)
 #include <sys/wait.h>
+#include <unistd.h>
 #endif
 
 #include <algorithm>
@@ -330,6 +331,19 @@ inline std::string CpuModel() {
 }
 
 #if !defined(_WIN32)
+// WriteAllOrExit writes n bytes from p to fd, retrying short writes and
+// EINTR; a child that cannot report to its parent exits with status 120.
+inline void WriteAllOrExit(int fd, const void* p, std::size_t n) {
+  const char* next = static_cast<const char*>(p);
+  while (n > 0) {
+    ssize_t r = write(fd, next, n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) _exit(120);
+    next += r;
+    n -= static_cast<std::size_t>(r);
+  }
+}
+
 // "exit status 2", "killed by signal 9 (Killed)", ... for a wait status.
 inline std::string DescribeStatus(int status) {
   char buf[128];

@@ -322,15 +322,7 @@ struct ChildRecord {
 static_assert(sizeof(ChildRecord) <= PIPE_BUF);
 
 void WriteRecord(int fd, const ChildRecord& record) {
-  const char* p = reinterpret_cast<const char*>(&record);
-  std::size_t left = sizeof(record);
-  while (left > 0) {
-    ssize_t r = write(fd, p, left);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) _exit(120);
-    p += r;
-    left -= static_cast<std::size_t>(r);
-  }
+  gort::bench::WriteAllOrExit(fd, &record, sizeof(record));
 }
 
 // Isolated: the measurement runs in a forked child, so a runtime crash or
