@@ -650,11 +650,9 @@ ChildOutcome RunMeasurement(const std::vector<std::string>& argv, int procs,
     }
   };
   while (out_open || err_open) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
+    const int left = gort::bench::MillisLeftOrKill(deadline, pid);
+    if (left < 0) {
       timed_out = true;
-      kill(pid, SIGKILL);
       break;
     }
     pollfd pfds[2];
@@ -669,7 +667,7 @@ ChildOutcome RunMeasurement(const std::vector<std::string>& argv, int procs,
       err_index = nfds;
       pfds[nfds++] = {err_pipe[0], POLLIN, 0};
     }
-    const int ready = poll(pfds, nfds, static_cast<int>(left.count()) + 1);
+    const int ready = poll(pfds, nfds, left + 1);
     if (ready < 0 && errno == EINTR) continue;
     if (ready <= 0) continue;  // Timeout: caught at the top of the loop.
     char buf[4096];

@@ -14,6 +14,7 @@
 #define GORT_BENCHMARKS_HARNESS_H_
 
 #if !defined(_WIN32)
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #endif
@@ -342,6 +343,18 @@ inline void WriteAllOrExit(int fd, const void* p, std::size_t n) {
     next += r;
     n -= static_cast<std::size_t>(r);
   }
+}
+
+// MillisLeftOrKill: the parent's watch over a measuring child; the
+// milliseconds left until deadline, or -1 once it has passed, the child pid
+// then killed (SIGKILL).
+inline int MillisLeftOrKill(std::chrono::steady_clock::time_point deadline,
+                            pid_t pid) {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      deadline - std::chrono::steady_clock::now());
+  if (left.count() > 0) return static_cast<int>(left.count());
+  kill(pid, SIGKILL);
+  return -1;
 }
 
 // "exit status 2", "killed by signal 9 (Killed)", ... for a wait status.

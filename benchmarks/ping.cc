@@ -370,15 +370,13 @@ Outcome MeasureInChild(const Benchmark& bench, const Mode& mode,
   ChildRecord record;
   std::size_t got = 0;
   for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
+    const int left = gort::bench::MillisLeftOrKill(deadline, pid);
+    if (left < 0) {
       timed_out = true;
-      kill(pid, SIGKILL);
       break;
     }
     pollfd pfd{fds[0], POLLIN, 0};
-    const int ready = poll(&pfd, 1, static_cast<int>(left.count()) + 1);
+    const int ready = poll(&pfd, 1, left + 1);
     if (ready < 0 && errno == EINTR) continue;
     if (ready <= 0) continue;  // Timeout: caught at the top of the loop.
     const ssize_t r = read(fds[0], reinterpret_cast<char*>(&record) + got,
