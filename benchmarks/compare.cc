@@ -75,6 +75,7 @@ namespace {
 
 using gort::bench::Benchtime;
 using gort::bench::kMaxN;
+using gort::bench::PositiveIntFlag;
 
 // ---------------------------------------------------------------------------
 // What to run.
@@ -230,22 +231,17 @@ std::vector<int> ProcsSweep() {
   return procs;
 }
 
-struct Config {
+// CommonFlags (benchmarks/harness.h): bench, benchtime, count, timeout,
+// smoke, stats, list.
+struct Config : gort::bench::CommonFlags {
+  Config() : CommonFlags(kDefaultCount, kDefaultBenchtime, 60) {}
   // Parent and child.
-  std::string bench = ".";
-  Benchtime benchtime = *Benchtime::Parse(kDefaultBenchtime);
   std::string usleep = "auto";  // For the benchmarks with one variant.
   std::int64_t goroutines = 0;  // Park and sized-loop override.
   // Parent.
-  int count = kDefaultCount;
   int max_count = 0;  // 0: kDefaultMaxCountFactor x count.
   std::vector<int> procs = ProcsSweep();
   std::string go_binary;  // Default: gortbench-go next to this executable.
-  double timeout_s = 60;
-  bool timeout_set = false;
-  bool smoke = false;
-  bool stats = false;
-  bool list = false;
   std::uint64_t seed = 0;
   bool seed_set = false;
   std::string markdown;  // Non-empty: write the results into this file.
@@ -350,6 +346,43 @@ std::vector<int> ParseProcs(const std::string& v) {
   return procs;
 }
 
+// ParseOwnFlag reads the flag flags is at, one of gort-compare's own (those
+// of CommonFlags are read before).
+void ParseOwnFlag(gort::bench::FlagReader& flags, Config& config) {
+  const std::string& name = flags.name();
+  if (name == "child") {
+    config.child = flags.Bool();
+  } else if (name == "markdown") {
+    // --markdown alone takes no value (so it can precede other flags).
+    config.markdown = flags.HasValue() ? flags.Value() : kDefaultMarkdown;
+  } else if (name == "note") {
+    config.note = flags.Value();
+  } else if (name == "max-count") {
+    config.max_count = static_cast<int>(PositiveIntFlag(flags, 1000));
+  } else if (name == "seed") {
+    const std::string v = flags.Value();
+    char* end = nullptr;
+    config.seed = std::strtoull(v.c_str(), &end, 10);
+    if (end == v.c_str() || *end != '\0') UsageError("bad --seed " + v);
+    config.seed_set = true;
+  } else if (name == "procs") {
+    config.procs = ParseProcs(flags.Value());
+    config.child_procs = config.procs.front();
+  } else if (name == "usleep") {
+    config.usleep = flags.Value();
+    if (!ParseUsleep(config.usleep)) {
+      UsageError("bad --usleep " + config.usleep +
+                 " (want auto, lowres or highres)");
+    }
+  } else if (name == "goroutines") {
+    config.goroutines = PositiveIntFlag(flags, 100'000'000);
+  } else if (name == "go") {
+    config.go_binary = flags.Value();
+  } else {
+    UsageError("unknown flag -" + name);
+  }
+}
+
 Config ParseFlags(int argc, char** argv) {
   Config config;
   for (int i = 0; i < argc; ++i) {
@@ -358,71 +391,7 @@ Config ParseFlags(int argc, char** argv) {
   }
   gort::bench::FlagReader flags(argc, argv, UsageError);
   while (flags.Next()) {
-    const std::string& name = flags.name();
-    if (name == "help" || name == "h") {
-      PrintUsage(stdout);
-      std::exit(0);
-    } else if (name == "smoke") {
-      config.smoke = flags.Bool();
-    } else if (name == "stats") {
-      config.stats = flags.Bool();
-    } else if (name == "list") {
-      config.list = flags.Bool();
-    } else if (name == "child") {
-      config.child = flags.Bool();
-    } else if (name == "markdown") {
-      // --markdown alone takes no value (so it can precede other flags).
-      config.markdown = flags.HasValue() ? flags.Value() : kDefaultMarkdown;
-    } else if (name == "note") {
-      config.note = flags.Value();
-    } else if (name == "bench") {
-      config.bench = flags.Value();
-    } else if (name == "benchtime") {
-      std::string v = flags.Value();
-      auto b = Benchtime::Parse(v);
-      if (!b) UsageError("bad --benchtime " + v);
-      config.benchtime = *b;
-    } else if (name == "count") {
-      auto n = gort::bench::ParsePositiveInt(flags.Value());
-      if (!n || *n > 1000) UsageError("bad --count");
-      config.count = static_cast<int>(*n);
-    } else if (name == "max-count") {
-      auto n = gort::bench::ParsePositiveInt(flags.Value());
-      if (!n || *n > 1000) UsageError("bad --max-count");
-      config.max_count = static_cast<int>(*n);
-    } else if (name == "seed") {
-      const std::string v = flags.Value();
-      char* end = nullptr;
-      config.seed = std::strtoull(v.c_str(), &end, 10);
-      if (end == v.c_str() || *end != '\0') UsageError("bad --seed " + v);
-      config.seed_set = true;
-    } else if (name == "procs") {
-      config.procs = ParseProcs(flags.Value());
-      config.child_procs = config.procs.front();
-    } else if (name == "usleep") {
-      config.usleep = flags.Value();
-      if (!ParseUsleep(config.usleep)) {
-        UsageError("bad --usleep " + config.usleep +
-                   " (want auto, lowres or highres)");
-      }
-    } else if (name == "goroutines") {
-      auto n = gort::bench::ParsePositiveInt(flags.Value());
-      if (!n || *n > 100'000'000) UsageError("bad --goroutines");
-      config.goroutines = *n;
-    } else if (name == "go") {
-      config.go_binary = flags.Value();
-    } else if (name == "timeout") {
-      std::string v = flags.Value();
-      char* end = nullptr;
-      double s = std::strtod(v.c_str(), &end);
-      if (end == v.c_str() || *end != '\0' || !(s > 0)) {
-        UsageError("bad --timeout " + v);
-      }
-      config.timeout_s = s;
-      config.timeout_set = true;
-    } else {
-      UsageError("unknown flag -" + name);
-    }
+    if (!config.Parse(flags, PrintUsage)) ParseOwnFlag(flags, config);
   }
   if (config.max_count == 0) {
     config.max_count = std::min(1000, kDefaultMaxCountFactor * config.count);
@@ -433,11 +402,9 @@ Config ParseFlags(int argc, char** argv) {
         std::chrono::system_clock::now().time_since_epoch().count());
   }
   if (config.smoke) {
-    config.count = 1;
+    config.ApplySmoke(kSmokeN);
     config.max_count = 1;
-    config.benchtime = *Benchtime::Parse(std::to_string(kSmokeN) + "x");
     config.goroutines = kSmokeGoroutines;
-    if (!config.timeout_set) config.timeout_s = 30;
   }
   return config;
 }
@@ -447,16 +414,8 @@ Config ParseFlags(int argc, char** argv) {
 
 // Writes one protocol line to stdout with a single write(2).
 void Emit(const std::string& line) {
-  std::string text = line + "\n";
-  const char* p = text.data();
-  std::size_t left = text.size();
-  while (left > 0) {
-    ssize_t r = write(STDOUT_FILENO, p, left);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) _exit(120);
-    p += r;
-    left -= static_cast<std::size_t>(r);
-  }
+  const std::string text = line + "\n";
+  gort::bench::WriteAllOrExit(STDOUT_FILENO, text.data(), text.size());
 }
 
 std::int64_t CpuNanos() {
@@ -691,11 +650,9 @@ ChildOutcome RunMeasurement(const std::vector<std::string>& argv, int procs,
     }
   };
   while (out_open || err_open) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
+    const int left = gort::bench::MillisLeftOrKill(deadline, pid);
+    if (left < 0) {
       timed_out = true;
-      kill(pid, SIGKILL);
       break;
     }
     pollfd pfds[2];
@@ -710,7 +667,7 @@ ChildOutcome RunMeasurement(const std::vector<std::string>& argv, int procs,
       err_index = nfds;
       pfds[nfds++] = {err_pipe[0], POLLIN, 0};
     }
-    const int ready = poll(pfds, nfds, static_cast<int>(left.count()) + 1);
+    const int ready = poll(pfds, nfds, left + 1);
     if (ready < 0 && errno == EINTR) continue;
     if (ready <= 0) continue;  // Timeout: caught at the top of the loop.
     char buf[4096];
@@ -1344,30 +1301,13 @@ struct Participant {
 };
 
 int RunParent(const Config& config) {
-  std::vector<const Benchmark*> benches;
-  try {
-    const std::regex re(config.bench);
-    for (const Benchmark& b : kBenchmarks) {
-      const std::string full = std::string("Benchmark") + b.name;
-      if (config.smoke && b.kind == Kind::kPark && b.goroutines >= 1'000'000) {
-        continue;  // Park1M takes seconds and gigabytes: not for CI.
-      }
-      if (std::regex_search(full, re) || std::regex_search(b.name, re)) {
-        benches.push_back(&b);
-      }
-    }
-  } catch (const std::regex_error&) {
-    UsageError("bad --bench regular expression: " + config.bench);
-  }
-  if (config.list) {
-    for (const Benchmark* b : benches) std::printf("Benchmark%s\n", b->name);
-    return 0;
-  }
-  if (benches.empty()) {
-    std::fprintf(stderr, "gort-compare: no benchmark matches --bench=%s\n",
-                 config.bench.c_str());
-    return 1;
-  }
+  // Park1M takes seconds and gigabytes: not for CI (--smoke).
+  const std::vector<const Benchmark*> benches = gort::bench::SelectBenchmarks(
+      kBenchmarks, config, "gort-compare", UsageError,
+      [&config](const Benchmark& b) {
+        return config.smoke && b.kind == Kind::kPark &&
+               b.goroutines >= 1'000'000;
+      });
   const std::string self = SelfPath();
   const std::string go_binary =
       config.go_binary.empty() ? SelfDir() + "gortbench-go" : config.go_binary;
@@ -1574,16 +1514,8 @@ int RunParent(const Config& config) {
       }
     }
   }
-  const double elapsed =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-          .count();
-  if (failures == 0) {
-    std::printf("PASS\nok  \tgort-compare\t%.3fs\n", elapsed);
-  } else {
-    std::printf(
-        "FAIL (%d of %d measurements failed)\nFAIL\tgort-compare\t%.3fs\n",
-        failures, measurements, elapsed);
-  }
+  const double elapsed = gort::bench::PrintResultTrailer(
+      "gort-compare", failures, measurements, start);
   const int exit_code = failures == 0 ? 0 : 1;
   if (config.smoke) return exit_code;
 

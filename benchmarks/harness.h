@@ -14,11 +14,14 @@
 #define GORT_BENCHMARKS_HARNESS_H_
 
 #if !defined(_WIN32)
+#include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 #endif
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -27,6 +30,7 @@
 #include <fstream>
 #include <limits>
 #include <optional>
+#include <regex>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -99,6 +103,8 @@ class FlagReader {
     if (i_ + 1 >= argc_) usage_error_("flag --" + name_ + " needs a value");
     return argv_[++i_];
   }
+  // Reports a bad flag to the tool's usage_error, which does not return.
+  void Fail(const std::string& message) { usage_error_(message); }
   // A boolean flag: --flag, --flag=true|1 or --flag=false|0.
   bool Bool() {
     if (!value_ || *value_ == "true" || *value_ == "1") return true;
@@ -147,6 +153,135 @@ struct Benchtime {
     return b;
   }
 };
+
+// PositiveIntFlag: the current flag's value, an integer from 1 to max.
+inline std::int64_t PositiveIntFlag(FlagReader& flags, std::int64_t max) {
+  auto n = ParsePositiveInt(flags.Value());
+  if (!n || *n > max) flags.Fail("bad --" + flags.name());
+  return n.value_or(1);
+}
+
+// SecondsFlag: the current flag's value, a number of seconds above zero.
+inline double SecondsFlag(FlagReader& flags) {
+  const std::string v = flags.Value();
+  char* end = nullptr;
+  double s = std::strtod(v.c_str(), &end);
+  if (end == v.c_str() || *end != '\0' || !(s > 0)) {
+    flags.Fail("bad --" + flags.name() + " " + v);
+  }
+  return s;
+}
+
+// CommonFlags: the flags gort-ping and gort-compare share; each tool's
+// Config derives from it with its own defaults.
+struct CommonFlags {
+  CommonFlags(int count, const char* benchtime, double timeout_s)
+      : count(count),
+        benchtime(*Benchtime::Parse(benchtime)),
+        timeout_s(timeout_s) {}
+
+  std::string bench = ".";
+  int count;
+  Benchtime benchtime;
+  double timeout_s;
+  bool timeout_set = false;
+  bool smoke = false;
+  bool stats = false;
+  bool list = false;
+
+  // Reads the flag flags is at if it is one of these (--help and -h print
+  // the usage to stdout and exit 0); false for any other flag.
+  bool Parse(FlagReader& flags, void (*print_usage)(FILE*)) {
+    const std::string& name = flags.name();
+    if (name == "help" || name == "h") {
+      print_usage(stdout);
+      std::exit(0);
+    } else if (name == "smoke") {
+      smoke = flags.Bool();
+    } else if (name == "stats") {
+      stats = flags.Bool();
+    } else if (name == "list") {
+      list = flags.Bool();
+    } else if (name == "bench") {
+      bench = flags.Value();
+    } else if (name == "count") {
+      count = static_cast<int>(PositiveIntFlag(flags, 1000));
+    } else if (name == "benchtime") {
+      std::string v = flags.Value();
+      auto b = Benchtime::Parse(v);
+      if (!b) flags.Fail("bad --benchtime " + v);
+      benchtime = *b;
+    } else if (name == "timeout") {
+      timeout_s = SecondsFlag(flags);
+      timeout_set = true;
+    } else {
+      return false;
+    }
+    return true;
+  }
+
+  // --smoke: every selected loop once with n iterations, a 30 s timeout
+  // unless --timeout says otherwise.
+  void ApplySmoke(std::int64_t n) {
+    count = 1;
+    benchtime = *Benchtime::Parse(std::to_string(n) + "x");
+    if (!timeout_set) timeout_s = 30;
+  }
+};
+
+// SelectBenchmarks: the entries of table (anything with a name, Go's
+// without its "Benchmark" prefix) that --bench's regular expression matches,
+// with or without the prefix, leaving out those skip(entry) refuses. --list
+// prints them and exits 0; a bad expression is a usage error; none selected
+// prints "<tool>: no benchmark matches" and exits 1.
+template <class B, std::size_t N, class Skip>
+std::vector<const B*> SelectBenchmarks(const B (&table)[N],
+                                       const CommonFlags& flags,
+                                       const char* tool,
+                                       void (*usage_error)(const std::string&),
+                                       Skip skip) {
+  std::vector<const B*> benches;
+  try {
+    const std::regex re(flags.bench);
+    for (const B& b : table) {
+      const std::string full = std::string("Benchmark") + b.name;
+      if (skip(b)) continue;
+      if (std::regex_search(full, re) || std::regex_search(b.name, re)) {
+        benches.push_back(&b);
+      }
+    }
+  } catch (const std::regex_error&) {
+    usage_error("bad --bench regular expression: " + flags.bench);
+  }
+  if (flags.list) {
+    for (const B* b : benches) std::printf("Benchmark%s\n", b->name);
+    std::exit(0);
+  }
+  if (benches.empty()) {
+    std::fprintf(stderr, "%s: no benchmark matches --bench=%s\n", tool,
+                 flags.bench.c_str());
+    std::exit(1);
+  }
+  return benches;
+}
+
+// PrintResultTrailer prints the closing lines of a go test run for tool:
+// "PASS" and "ok", or "FAIL" with how many of the measurements failed,
+// and the time since start, which it returns in seconds.
+inline double PrintResultTrailer(const char* tool, int failures,
+                                 int measurements,
+                                 std::chrono::steady_clock::time_point start) {
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  if (failures == 0) {
+    std::printf("PASS\nok  \t%s\t%.3fs\n", tool, elapsed);
+  } else {
+    std::printf("FAIL (%d of %d measurements failed)\nFAIL\t%s\t%.3fs\n",
+                failures, measurements, tool, elapsed);
+  }
+  return elapsed;
+}
 
 // Go's predictN (testing/benchmark.go): aim for goal_ns with 20% headroom,
 // grow at most 100x and at least by one.
@@ -197,6 +332,31 @@ inline std::string CpuModel() {
 }
 
 #if !defined(_WIN32)
+// WriteAllOrExit writes n bytes from p to fd, retrying short writes and
+// EINTR; a child that cannot report to its parent exits with status 120.
+inline void WriteAllOrExit(int fd, const void* p, std::size_t n) {
+  const char* next = static_cast<const char*>(p);
+  while (n > 0) {
+    ssize_t r = write(fd, next, n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) _exit(120);
+    next += r;
+    n -= static_cast<std::size_t>(r);
+  }
+}
+
+// MillisLeftOrKill: the parent's watch over a measuring child; the
+// milliseconds left until deadline, or -1 once it has passed, the child pid
+// then killed (SIGKILL).
+inline int MillisLeftOrKill(std::chrono::steady_clock::time_point deadline,
+                            pid_t pid) {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      deadline - std::chrono::steady_clock::now());
+  if (left.count() > 0) return static_cast<int>(left.count());
+  kill(pid, SIGKILL);
+  return -1;
+}
+
 // "exit status 2", "killed by signal 9 (Killed)", ... for a wait status.
 inline std::string DescribeStatus(int status) {
   char buf[128];

@@ -21,6 +21,7 @@
 #include <exception>
 #include <vector>
 
+#include "benchmarks/loops_fail.h"
 #include "gort/chan.h"
 #include "gort/net.h"
 #include "gort/poll.h"
@@ -33,9 +34,7 @@ namespace net_internal {
 
 // Prints "net_loops: <what>" and aborts.
 [[noreturn]] inline void Fail(const char* what) {
-  std::fprintf(stderr, "net_loops: %s\n", what);
-  std::fflush(stderr);
-  std::abort();
+  LoopsFail("net_loops", what);
 }
 
 // Reads exactly n bytes or aborts.
@@ -45,6 +44,18 @@ inline void ReadFull(gort::net::Conn& c, void* buf, std::size_t n) {
     std::size_t k = c.Read(p + got, n - got);
     if (k == 0) Fail("unexpected EOF");
     got += k;
+  }
+}
+
+// RoundTrips: n one-byte round trips on c, each echoed byte checked;
+// failure is the message a wrong byte aborts with.
+inline void RoundTrips(gort::net::Conn& c, std::int64_t n,
+                       const char* failure) {
+  for (std::int64_t i = 0; i < n; ++i) {
+    char b = static_cast<char>(i), r = 0;
+    c.Write(&b, 1);
+    ReadFull(c, &r, 1);
+    if (r != b) Fail(failure);
   }
 }
 
@@ -75,12 +86,7 @@ inline void TCPPingPong(std::int64_t n) {
       net_internal::EchoServer(ln.Accept());
     }); });
     gort::net::Conn c = gort::net::Dial("tcp", ln.Addr());
-    for (std::int64_t i = 0; i < n; ++i) {
-      char b = static_cast<char>(i), r = 0;
-      c.Write(&b, 1);
-      net_internal::ReadFull(c, &r, 1);
-      if (r != b) net_internal::Fail("TCPPingPong: wrong byte echoed");
-    }
+    net_internal::RoundTrips(c, n, "TCPPingPong: wrong byte echoed");
   });
 }
 
@@ -106,12 +112,8 @@ inline void TCPPingPong100(std::int64_t n) {
       gort::Go([&ln, &wg, mine] {
         net_internal::OrFail([&] {
           gort::net::Conn c = gort::net::Dial("tcp", ln.Addr());
-          for (std::int64_t i = 0; i < mine; ++i) {
-            char b = static_cast<char>(i), r = 0;
-            c.Write(&b, 1);
-            net_internal::ReadFull(c, &r, 1);
-            if (r != b) net_internal::Fail("TCPPingPong100: wrong byte echoed");
-          }
+          net_internal::RoundTrips(c, mine,
+                                   "TCPPingPong100: wrong byte echoed");
         });
         wg.Done();
       });

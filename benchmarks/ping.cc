@@ -58,8 +58,6 @@ using gort::bench::FormatGoValue;
 using gort::bench::FormatMetric;
 using gort::bench::kMaxN;
 using gort::bench::MannWhitney;
-using gort::bench::ParseDuration;
-using gort::bench::ParsePositiveInt;
 using gort::bench::PredictN;
 using gort::bench::PrintTable;
 using gort::bench::Summarize;
@@ -70,46 +68,19 @@ using gort::bench::UTest;
 // ---------------------------------------------------------------------------
 // What to run.
 
-struct Benchmark {
-  const char* name;  // Without Go's "Benchmark" prefix.
-  void (*loop)(std::int64_t n);
-};
-
-constexpr Benchmark kBenchmarks[] = {
-    {"ChanToSyscallPing", gort::bench::ChanToSyscallPing},
-    {"SyscallToSyscallPing", gort::bench::SyscallToSyscallPing},
-    {"ChanToChanPing", gort::bench::ChanToChanPing},
-    {"OsYield", gort::bench::OsYield},
-    {"OsYieldRaw", gort::bench::OsYieldRaw},
-};
-
-struct Mode {
-  const char* name;
-  gort::UsleepMode usleep;
-  const char* about;
-};
-
-// Old (baseline) first: the table compares kModes[0] with kModes[1].
-constexpr Mode kModes[] = {
-    {"lowres", gort::UsleepMode::kLowRes, "Go's default: 50 us timer slack"},
-    {"highres", gort::UsleepMode::kHighRes, "1 ns timer slack"},
-};
+// The benchmarks and modes: benchmarks/ping_loops.h.
+using Benchmark = gort::bench::PingBenchmark;
+using Mode = gort::bench::PingMode;
+constexpr const auto& kBenchmarks = gort::bench::kPingBenchmarks;
+constexpr const auto& kModes = gort::bench::kPingModes;
 
 constexpr std::int64_t kSmokeN = 200;
 
-struct Config {
-  int count = 10;
-  std::int64_t benchtime_ns = 500'000'000;
-  std::int64_t fixed_n = 0;  // --benchtime=Nx: exactly N iterations.
-  std::string benchtime_text = "500ms";
-  std::string bench = ".";
+// --count 10 (as in Go's commit message), --benchtime 500ms, --timeout 120.
+struct Config : gort::bench::CommonFlags {
+  Config() : CommonFlags(10, "500ms", 120) {}
   std::vector<const Mode*> modes = {&kModes[0], &kModes[1]};
-  bool smoke = false;
-  bool stats = false;
-  bool list = false;
   bool isolate = true;
-  double timeout_s = 120;
-  bool timeout_set = false;
 };
 
 // ---------------------------------------------------------------------------
@@ -169,66 +140,21 @@ Config ParseFlags(int argc, char** argv) {
   Config config;
   gort::bench::FlagReader flags(argc, argv, UsageError);
   while (flags.Next()) {
+    if (config.Parse(flags, PrintUsage)) continue;
     const std::string& name = flags.name();
-    if (name == "help" || name == "h") {
-      PrintUsage(stdout);
-      std::exit(0);
-    } else if (name == "smoke") {
-      config.smoke = flags.Bool();
-    } else if (name == "stats") {
-      config.stats = flags.Bool();
-    } else if (name == "list") {
-      config.list = flags.Bool();
-    } else if (name == "isolate") {
+    if (name == "isolate") {
       config.isolate = flags.Bool();
-    } else if (name == "count") {
-      auto n = ParsePositiveInt(flags.Value());
-      if (!n || *n > 1000) UsageError("bad --count");
-      config.count = static_cast<int>(*n);
-    } else if (name == "benchtime") {
-      std::string v = flags.Value();
-      config.benchtime_text = v;
-      if (!v.empty() && v.back() == 'x') {
-        auto n = ParsePositiveInt(v.substr(0, v.size() - 1));
-        if (!n || *n > kMaxN) UsageError("bad --benchtime " + v);
-        config.fixed_n = *n;
-      } else {
-        auto ns = ParseDuration(v);
-        if (!ns) UsageError("bad --benchtime " + v);
-        config.benchtime_ns = *ns;
-        config.fixed_n = 0;
-      }
-    } else if (name == "bench") {
-      config.bench = flags.Value();
     } else if (name == "mode") {
-      std::string v = flags.Value();
-      if (v == "both") {
-        config.modes = {&kModes[0], &kModes[1]};
-      } else if (v == kModes[0].name) {
-        config.modes = {&kModes[0]};
-      } else if (v == kModes[1].name) {
-        config.modes = {&kModes[1]};
-      } else {
+      const std::string v = flags.Value();
+      config.modes = gort::bench::ParsePingModes(v);
+      if (config.modes.empty()) {
         UsageError("bad --mode " + v + " (want lowres, highres or both)");
       }
-    } else if (name == "timeout") {
-      std::string v = flags.Value();
-      char* end = nullptr;
-      double s = std::strtod(v.c_str(), &end);
-      if (end == v.c_str() || *end != '\0' || !(s > 0)) {
-        UsageError("bad --timeout " + v);
-      }
-      config.timeout_s = s;
-      config.timeout_set = true;
     } else {
       UsageError("unknown flag -" + name);
     }
   }
-  if (config.smoke) {
-    config.count = 1;
-    config.fixed_n = kSmokeN;
-    if (!config.timeout_set) config.timeout_s = 30;
-  }
+  if (config.smoke) config.ApplySmoke(kSmokeN);
   return config;
 }
 
@@ -351,12 +277,12 @@ Measurement Measure(const Benchmark& bench, const Mode& mode,
   progress("gort::Run start (main not yet running)");
   gort::Run(
       [&] {
-        if (config.fixed_n > 0) {
-          timed_run(config.fixed_n);
+        if (config.benchtime.fixed_n > 0) {
+          timed_run(config.benchtime.fixed_n);
         } else {
           timed_run(1);
-          while (result.ns < config.benchtime_ns && result.n < kMaxN) {
-            timed_run(PredictN(config.benchtime_ns, result.n, result.ns));
+          while (result.ns < config.benchtime.ns && result.n < kMaxN) {
+            timed_run(PredictN(config.benchtime.ns, result.n, result.ns));
           }
         }
         progress("gort::Run shutdown (main has returned)");
@@ -396,15 +322,7 @@ struct ChildRecord {
 static_assert(sizeof(ChildRecord) <= PIPE_BUF);
 
 void WriteRecord(int fd, const ChildRecord& record) {
-  const char* p = reinterpret_cast<const char*>(&record);
-  std::size_t left = sizeof(record);
-  while (left > 0) {
-    ssize_t r = write(fd, p, left);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) _exit(120);
-    p += r;
-    left -= static_cast<std::size_t>(r);
-  }
+  gort::bench::WriteAllOrExit(fd, &record, sizeof(record));
 }
 
 // Isolated: the measurement runs in a forked child, so a runtime crash or
@@ -452,15 +370,13 @@ Outcome MeasureInChild(const Benchmark& bench, const Mode& mode,
   ChildRecord record;
   std::size_t got = 0;
   for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
+    const int left = gort::bench::MillisLeftOrKill(deadline, pid);
+    if (left < 0) {
       timed_out = true;
-      kill(pid, SIGKILL);
       break;
     }
     pollfd pfd{fds[0], POLLIN, 0};
-    const int ready = poll(&pfd, 1, static_cast<int>(left.count()) + 1);
+    const int ready = poll(&pfd, 1, left + 1);
     if (ready < 0 && errno == EINTR) continue;
     if (ready <= 0) continue;  // Timeout: caught at the top of the loop.
     const ssize_t r = read(fds[0], reinterpret_cast<char*>(&record) + got,
@@ -571,27 +487,9 @@ const char* UsleepName(gort::UsleepMode m) {
 int main(int argc, char** argv) {
   const Config config = ParseFlags(argc, argv);
 
-  std::vector<const Benchmark*> benches;
-  try {
-    const std::regex re(config.bench);
-    for (const Benchmark& b : kBenchmarks) {
-      const std::string full = std::string("Benchmark") + b.name;
-      if (std::regex_search(full, re) || std::regex_search(b.name, re)) {
-        benches.push_back(&b);
-      }
-    }
-  } catch (const std::regex_error& e) {
-    UsageError("bad --bench regular expression: " + config.bench);
-  }
-  if (config.list) {
-    for (const Benchmark* b : benches) std::printf("Benchmark%s\n", b->name);
-    return 0;
-  }
-  if (benches.empty()) {
-    std::fprintf(stderr, "gort-ping: no benchmark matches --bench=%s\n",
-                 config.bench.c_str());
-    return 1;
-  }
+  const std::vector<const Benchmark*> benches = gort::bench::SelectBenchmarks(
+      kBenchmarks, config, "gort-ping", UsageError,
+      [](const Benchmark&) { return false; });
 
   std::size_t name_width = 0;
   for (const Benchmark* b : benches) {
@@ -615,9 +513,10 @@ int main(int argc, char** argv) {
     std::printf("mode-%s: %s\n", m->name, m->about);
   }
   if (config.smoke) {
-    std::printf("smoke: N=%" PRId64 ", one run per mode\n", config.fixed_n);
+    std::printf("smoke: N=%" PRId64 ", one run per mode\n",
+                config.benchtime.fixed_n);
   } else {
-    std::printf("benchtime: %s\ncount: %d\n", config.benchtime_text.c_str(),
+    std::printf("benchtime: %s\ncount: %d\n", config.benchtime.text.c_str(),
                 config.count);
   }
   std::fflush(stdout);
@@ -672,18 +571,10 @@ int main(int argc, char** argv) {
       }
     }
   }
-  const double elapsed =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-          .count();
-  if (failures == 0) {
-    std::printf("PASS\nok  \tgort-ping\t%.3fs\n", elapsed);
-  } else {
-    std::printf(
-        "FAIL (%d of %d measurements failed)\nFAIL\tgort-ping\t%.3fs\n",
-        failures,
-        config.count * static_cast<int>(benches.size() * config.modes.size()),
-        elapsed);
-  }
+  gort::bench::PrintResultTrailer(
+      "gort-ping", failures,
+      config.count * static_cast<int>(benches.size() * config.modes.size()),
+      start);
   const int exit_code = failures == 0 ? 0 : 1;
   if (config.smoke) return exit_code;
 

@@ -33,7 +33,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <string>
+#include <vector>
 
+#include "benchmarks/loops_fail.h"
 #include "gort/chan.h"
 #include "gort/runtime.h"
 
@@ -43,16 +46,12 @@ namespace ping_internal {
 
 // Prints "ping_loops: <what>" and aborts.
 [[noreturn]] inline void Fail(const char* what) {
-  std::fprintf(stderr, "ping_loops: %s\n", what);
-  std::fflush(stderr);
-  std::abort();
+  LoopsFail("ping_loops", what);
 }
 
 // Prints "ping_loops: <what>: <strerror(err)>" and aborts.
 [[noreturn]] inline void FailErrno(const char* what, int err) {
-  std::fprintf(stderr, "ping_loops: %s: %s\n", what, std::strerror(err));
-  std::fflush(stderr);
-  std::abort();
+  LoopsFail("ping_loops", what, std::strerror(err));
 }
 
 }  // namespace ping_internal
@@ -242,6 +241,43 @@ inline void OsYieldRaw(std::int64_t n) {
   for (std::int64_t i = 0; i < n; ++i) {
     ThreadYield();
   }
+}
+
+// PingBenchmark: one of gort-ping's benchmarks (ping.cc, ping_windows.cc),
+// named as Go's without its "Benchmark" prefix.
+struct PingBenchmark {
+  const char* name;
+  void (*loop)(std::int64_t n);
+};
+
+inline constexpr PingBenchmark kPingBenchmarks[] = {
+    {"ChanToSyscallPing", ChanToSyscallPing},
+    {"SyscallToSyscallPing", SyscallToSyscallPing},
+    {"ChanToChanPing", ChanToChanPing},
+    {"OsYield", OsYield},
+    {"OsYieldRaw", OsYieldRaw},
+};
+
+// PingMode: a usleep mode gort-ping measures.
+struct PingMode {
+  const char* name;
+  gort::UsleepMode usleep;
+  const char* about;
+};
+
+// Old (baseline) first: gort-ping's table compares kPingModes[0] with [1].
+inline constexpr PingMode kPingModes[] = {
+    {"lowres", gort::UsleepMode::kLowRes, "Go's default: 50 us timer slack"},
+    {"highres", gort::UsleepMode::kHighRes, "1 ns timer slack"},
+};
+
+// ParsePingModes reads --mode: lowres, highres or both; empty for anything
+// else.
+inline std::vector<const PingMode*> ParsePingModes(const std::string& v) {
+  if (v == "both") return {&kPingModes[0], &kPingModes[1]};
+  if (v == kPingModes[0].name) return {&kPingModes[0]};
+  if (v == kPingModes[1].name) return {&kPingModes[1]};
+  return {};
 }
 
 }  // namespace gort::bench

@@ -26,25 +26,11 @@ namespace {
 
 using gort::bench::Benchtime;
 
-struct Benchmark {
-  const char* name;
-  void (*fn)(std::int64_t n);
-};
-
-constexpr Benchmark kBenchmarks[] = {
-    {"ChanToSyscallPing", gort::bench::ChanToSyscallPing},
-    {"SyscallToSyscallPing", gort::bench::SyscallToSyscallPing},
-    {"ChanToChanPing", gort::bench::ChanToChanPing},
-    {"OsYield", gort::bench::OsYield},
-    {"OsYieldRaw", gort::bench::OsYieldRaw},
-};
-
-struct Mode {
-  const char* name;
-  gort::UsleepMode usleep;
-};
-constexpr Mode kModes[] = {{"lowres", gort::UsleepMode::kLowRes},
-                           {"highres", gort::UsleepMode::kHighRes}};
+// The benchmarks and modes: benchmarks/ping_loops.h.
+using Benchmark = gort::bench::PingBenchmark;
+using Mode = gort::bench::PingMode;
+constexpr const auto& kBenchmarks = gort::bench::kPingBenchmarks;
+constexpr const auto& kModes = gort::bench::kPingModes;
 
 struct Flags {
   Benchtime benchtime = *Benchtime::Parse("1s");
@@ -70,22 +56,12 @@ Flags ParseFlags(int argc, char** argv) {
       if (!b) UsageError("bad --benchtime");
       f.benchtime = *b;
     } else if (r.name() == "count") {
-      auto n = gort::bench::ParsePositiveInt(r.Value());
-      if (!n || *n > 1000) UsageError("bad --count");
-      f.count = static_cast<int>(*n);
+      f.count = static_cast<int>(gort::bench::PositiveIntFlag(r, 1000));
     } else if (r.name() == "cpu") {
-      auto n = gort::bench::ParsePositiveInt(r.Value());
-      if (!n || *n > 256) UsageError("bad --cpu");
-      f.cpu = static_cast<int>(*n);
+      f.cpu = static_cast<int>(gort::bench::PositiveIntFlag(r, 256));
     } else if (r.name() == "mode") {
-      std::string v = r.Value();
-      if (v == "lowres") {
-        f.modes = {&kModes[0]};
-      } else if (v == "highres") {
-        f.modes = {&kModes[1]};
-      } else if (v != "both") {
-        UsageError("bad --mode");
-      }
+      f.modes = gort::bench::ParsePingModes(r.Value());
+      if (f.modes.empty()) UsageError("bad --mode");
     } else {
       UsageError("unknown flag --" + r.name());
     }
@@ -104,7 +80,7 @@ std::int64_t TimeRun(const Benchmark& b, const Mode& mode, std::int64_t n,
       [&] {
         *procs = gort::GOMAXPROCS(0);
         const std::int64_t t0 = gort::Nanotime();
-        b.fn(n);
+        b.loop(n);
         ns = gort::Nanotime() - t0;
       },
       options);

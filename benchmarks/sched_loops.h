@@ -38,6 +38,7 @@
 #include <cstdlib>
 #include <memory>
 
+#include "benchmarks/loops_fail.h"
 #include "gort/chan.h"
 #include "gort/runtime.h"
 #include "gort/select.h"
@@ -49,9 +50,7 @@ namespace sched_internal {
 
 // Prints "sched_loops: <what>" and aborts.
 [[noreturn]] inline void Fail(const char* what) {
-  std::fprintf(stderr, "sched_loops: %s\n", what);
-  std::fflush(stderr);
-  std::abort();
+  LoopsFail("sched_loops", what);
 }
 
 // Starts a goroutine that starts the next, n deep; the last one sends on

@@ -25,6 +25,17 @@ constexpr int kPassiveSpin = 1;
 std::uint32_t* futexAddr(std::atomic<std::uint32_t>* a) {
   return reinterpret_cast<std::uint32_t*>(a);
 }
+// grabUnlocked: the inner loop of Go's lock2 spins: while l is unlocked,
+// try to take it, storing wait; true once taken.
+bool grabUnlocked(mutex* l, std::uint32_t wait) {
+  for (std::uint32_t cur = l->key.load(std::memory_order_relaxed);
+       cur == kUnlocked; cur = l->key.load(std::memory_order_relaxed)) {
+    if (l->key.compare_exchange_weak(cur, wait, std::memory_order_acquire)) {
+      return true;
+    }
+  }
+  return false;
+}
 }  // namespace
 
 // lock mirrors Go's lock2.
@@ -36,23 +47,11 @@ void lock(mutex* l) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   std::uint32_t wait = v;
   for (;;) {
     for (int i = 0; i < kActiveSpin; i++) {
-      for (std::uint32_t cur = l->key.load(std::memory_order_relaxed);
-           cur == kUnlocked; cur = l->key.load(std::memory_order_relaxed)) {
-        if (l->key.compare_exchange_weak(cur, wait,
-                                         std::memory_order_acquire)) {
-          return;
-        }
-      }
+      if (grabUnlocked(l, wait)) return;
       os::procyield(kActiveSpinCount);
     }
     for (int i = 0; i < kPassiveSpin; i++) {
-      for (std::uint32_t cur = l->key.load(std::memory_order_relaxed);
-           cur == kUnlocked; cur = l->key.load(std::memory_order_relaxed)) {
-        if (l->key.compare_exchange_weak(cur, wait,
-                                         std::memory_order_acquire)) {
-          return;
-        }
-      }
+      if (grabUnlocked(l, wait)) return;
       os::osyield();
     }
     v = l->key.exchange(kSleeping, std::memory_order_acquire);

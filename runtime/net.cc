@@ -317,27 +317,31 @@ connImpl* newConn(pi::fdImpl* fd) {
   return c;
 }
 
+// freeConn / freeListener: what Conn's and Listener's destructors and move assignments
+// release: the descriptor, and a listener's unix socket file.
+void freeConn(internal::connImpl* c) {
+  if (c == nullptr) return;
+  pi::fdFree(c->fd);
+  delete c;
+}
+
+void freeListener(internal::listenerImpl* l) {
+  if (l == nullptr) return;
+  pi::fdFree(l->fd);
+  if (!l->unlink.empty()) os::unlinkPath(l->unlink);
+  delete l;
+}
+
 }  // namespace
 
 Conn::Conn(Conn&& other) noexcept : impl_(other.impl_) { other.impl_ = nullptr; }
 
 Conn& Conn::operator=(Conn&& other) noexcept {
-  if (this != &other) {
-    if (impl_ != nullptr) {
-      pi::fdFree(impl_->fd);
-      delete impl_;
-    }
-    impl_ = other.impl_;
-    other.impl_ = nullptr;
-  }
+  pi::moveOwned(impl_, other.impl_, freeConn);
   return *this;
 }
 
-Conn::~Conn() {
-  if (impl_ == nullptr) return;
-  pi::fdFree(impl_->fd);
-  delete impl_;
-}
+Conn::~Conn() { freeConn(impl_); }
 
 std::size_t Conn::Read(void* buf, std::size_t n) {
   connImpl* c = needConn(impl_, "read");
@@ -398,24 +402,11 @@ Listener::Listener(Listener&& other) noexcept : impl_(other.impl_) {
 }
 
 Listener& Listener::operator=(Listener&& other) noexcept {
-  if (this != &other) {
-    if (impl_ != nullptr) {
-      pi::fdFree(impl_->fd);
-      if (!impl_->unlink.empty()) os::unlinkPath(impl_->unlink);
-      delete impl_;
-    }
-    impl_ = other.impl_;
-    other.impl_ = nullptr;
-  }
+  pi::moveOwned(impl_, other.impl_, freeListener);
   return *this;
 }
 
-Listener::~Listener() {
-  if (impl_ == nullptr) return;
-  pi::fdFree(impl_->fd);
-  if (!impl_->unlink.empty()) os::unlinkPath(impl_->unlink);
-  delete impl_;
-}
+Listener::~Listener() { freeListener(impl_); }
 
 Conn Listener::Accept() {
   pi::checkInRun("net::Listener::Accept");

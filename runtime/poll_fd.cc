@@ -159,6 +159,18 @@ int execIO(fdImpl* fd, os::IoOp* op, int mode, Start start, std::size_t* n,
   return res;
 }
 
+// rwSide: the read or the write side of mu, as Go's rwlock and rwunlock
+// pick it: the lock bit, one waiter's count, the waiters' mask and the
+// semaphore waiters sleep on.
+struct rwSideBits {
+  std::uint64_t bit, wait, mask;
+  std::uint32_t* sema;
+};
+rwSideBits rwSide(fdMutex* mu, bool read) {
+  if (read) return {mutexRLock, mutexRWait, mutexRMask, &mu->rsema};
+  return {mutexWLock, mutexWWait, mutexWMask, &mu->wsema};
+}
+
 }  // namespace
 
 bool fdMutex::incref() {
@@ -198,10 +210,7 @@ bool fdMutex::decref() {
 }
 
 bool fdMutex::rwlock(bool read) {
-  std::uint64_t bit = read ? mutexRLock : mutexWLock;
-  std::uint64_t wait = read ? mutexRWait : mutexWWait;
-  std::uint64_t mask = read ? mutexRMask : mutexWMask;
-  std::uint32_t* sema = read ? &rsema : &wsema;
+  const auto [bit, wait, mask, sema] = rwSide(this, read);
   for (;;) {
     std::uint64_t old = state.load(std::memory_order_acquire);
     if (old & mutexClosed) return false;
@@ -221,10 +230,7 @@ bool fdMutex::rwlock(bool read) {
 }
 
 bool fdMutex::rwunlock(bool read) {
-  std::uint64_t bit = read ? mutexRLock : mutexWLock;
-  std::uint64_t wait = read ? mutexRWait : mutexWWait;
-  std::uint64_t mask = read ? mutexRMask : mutexWMask;
-  std::uint32_t* sema = read ? &rsema : &wsema;
+  const auto [bit, wait, mask, sema] = rwSide(this, read);
   for (;;) {
     std::uint64_t old = state.load(std::memory_order_acquire);
     if ((old & bit) == 0 || (old & mutexRefMask) == 0) {
@@ -492,11 +498,7 @@ FD::FD(std::intptr_t fd) {
 FD::FD(FD&& other) noexcept : impl_(other.impl_) { other.impl_ = nullptr; }
 
 FD& FD::operator=(FD&& other) noexcept {
-  if (this != &other) {
-    fdFree(impl_);
-    impl_ = other.impl_;
-    other.impl_ = nullptr;
-  }
+  moveOwned(impl_, other.impl_, fdFree);
   return *this;
 }
 

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "gort/net.h"
 
@@ -35,9 +36,9 @@ struct fdMutex {
   std::uint32_t rsema = 0;
   std::uint32_t wsema = 0;
 
-  bool incref();          // false if closed
-  bool increfAndClose();  // false if already closed; wakes lock waiters
-  bool decref();          // true if this dropped the last ref after close
+  bool incref();             // false if closed
+  bool increfAndClose();     // false if already closed; wakes lock waiters
+  bool decref();             // true if this dropped the last ref after close
   bool rwlock(bool read);    // false if closed
   bool rwunlock(bool read);  // true if the last ref after close
 };
@@ -49,8 +50,8 @@ struct fdImpl {
   runtime::pollDesc* pd = nullptr;  // nullptr: not pollable (blocking calls)
   os::IoOp* rop = nullptr;  // completion model: the read / accept operation
   os::IoOp* wop = nullptr;  // and the write / connect one (Go's FD.rop, wop)
-  std::uint32_t csema = 0;          // Close waits here for destroy
-  bool isFile = true;               // errors say "file", not "network"
+  std::uint32_t csema = 0;  // Close waits here for destroy
+  bool isFile = true;       // errors say "file", not "network"
   // raise throws the owner's net::Error for a failed call; it runs while
   // the call still holds its reference, so Close (and the owner's
   // destructor) cannot free what the message is built from meanwhile.
@@ -79,6 +80,16 @@ int fdShutdownWrite(fdImpl* fd);
 int fdClose(fdImpl* fd);
 // fdFree releases a closed fdImpl, or closes it outright outside a Run.
 void fdFree(fdImpl* fd);
+
+// moveOwned is the move assignment of the public handles (poll::FD,
+// net::Conn, net::Listener), which own one implementation object: free the
+// object impl holds, then take other's. (gort's own: Go has no moves.)
+template <class T>
+void moveOwned(T*& impl, T*& other, void (*free)(T*)) {
+  if (&impl == &other) return;
+  free(impl);
+  impl = std::exchange(other, nullptr);
+}
 // fdDeadline converts a steady_clock deadline to fdSetDeadline's form.
 std::int64_t fdDeadline(std::chrono::steady_clock::time_point t);
 // checkInRun throws gort::Panic outside a goroutine of a Run.

@@ -147,17 +147,9 @@ G* runqsteal(P* pp, P* p2, bool stealRunNextG) {
   return gp;
 }
 
-// globrunqput mirrors Go's globrunqput.
-void globrunqput(G* gp) {
-  gp->schedlink = nullptr;
-  if (sched.runqtail != nullptr) {
-    sched.runqtail->schedlink = gp;
-  } else {
-    sched.runqhead = gp;
-  }
-  sched.runqtail = gp;
-  sched.runqsize.fetch_add(1, std::memory_order_release);
-}
+// globrunqput mirrors Go's globrunqput: a batch of one (Go writes the same
+// list append out twice; here the batch form is the one copy).
+void globrunqput(G* gp) { globrunqputbatch(gp, gp, 1); }
 
 // globrunqputhead mirrors Go's globrunqputhead.
 void globrunqputhead(G* gp) {

@@ -182,17 +182,8 @@ void notifyListWait(internal::notifyList* l, std::uint32_t t) {
     return;
   }
   sudog* s = acquireSudog();
-  s->g = getg();
-  s->elem = addr;
   s->ticket = t;
-  s->next = nullptr;
-  s->prev = root->tail;
-  if (root->tail != nullptr) {
-    root->tail->next = s;
-  } else {
-    root->head = s;
-  }
-  root->tail = s;
+  queue(root, reinterpret_cast<std::uint32_t*>(addr), s);
   G* gp = getg();
   gp->waiting = s;  // freed by Run's end if gp never runs again
   goparkunlock(&root->lock, waitReason::syncCondWait);

@@ -16,7 +16,8 @@
 # with the project's defaults plus -DGORT_BUILD_TESTS=OFF when it is not the
 # preset's directory).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
 scripts/deps.sh
 
 build_dir=${GORT_BUILD_DIR:-build/release}

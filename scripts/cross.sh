@@ -17,26 +17,30 @@
 #
 # Installs what is missing (root only), idempotently: Debian's cross toolchains
 # (crossbuild-essential-*), qemu-user-static, and the targets' libraries from
-# Debian multiarch. Each target builds in build/cross-<target> with
-# cmake/toolchains/linux-<target>.cmake. Prints a per-target summary and exits
-# non-zero if any target failed.
+# Debian multiarch. Each Linux target is the CMake preset cross-<target>
+# (CMakePresets.json: configure, build and test presets with
+# cmake/toolchains/linux-<target>.cmake, building in build/cross-<target>);
+# once installed, `cmake --workflow --preset cross-<target>` does the same
+# without this script's checks and logs. Prints a per-target summary and
+# exits non-zero if any target failed.
 set -uo pipefail
-cd "$(dirname "$0")/.." || exit 1
-root=$PWD
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 all_targets=(386 armhf arm64 windows-arm)
 if [ $# -gt 0 ]; then targets=("$@"); else targets=("${all_targets[@]}"); fi
 for t in "${targets[@]}"; do
   case $t in
     386 | armhf | arm64 | windows-arm) ;;
-    *) echo "cross.sh: unknown target $t (want: ${all_targets[*]})" >&2; exit 2 ;;
+    *)
+      say "unknown target $t (want: ${all_targets[*]})"
+      exit 2
+      ;;
   esac
 done
 export GORT_TEST_SCALE=${GORT_TEST_SCALE:-1}
 jobs=$(nproc 2>/dev/null || echo 2)
 
-now() { date +%s; }
-elapsed() { local s=$(($(now) - $1)); printf '%dm%02ds' $((s / 60)) $((s % 60)); }
 started=$(now)
 
 # ---- installation -----------------------------------------------------------
@@ -45,36 +49,6 @@ started=$(now)
 declare -A debarch=([386]=i386 [armhf]=armhf [arm64]=arm64)
 libs_for() {
   echo "libboost-context-dev:$1 libabsl-dev:$1 libgtest-dev:$1"
-}
-
-installed() {
-  dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"
-}
-
-# apt-get install of the given packages, refusing to remove anything. This
-# machine's image has packages that apt would otherwise drop while resolving
-# the multiarch installs (gfortran, gnat, gnucobol3): they are named in the
-# same command so that apt keeps them.
-keep=()
-for p in gfortran gnat gnucobol3; do installed "$p" && keep+=("$p"); done
-updated=0
-apt_install() {
-  if [ "$updated" -eq 0 ]; then
-    echo "cross.sh: apt-get update" >&2
-    apt-get update -qq || return 1
-    updated=1
-  fi
-  echo "cross.sh: installing $*" >&2
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-remove \
-    "$@" "${keep[@]}" >/dev/null
-}
-
-# missing_of PKG...: prints the packages not installed; fails if none is.
-missing_of() {
-  local p out=()
-  for p in "$@"; do installed "$p" || out+=("$p"); done
-  [ ${#out[@]} -gt 0 ] || return 1
-  echo "${out[*]}"
 }
 
 install_deps() {
@@ -118,15 +92,15 @@ install_deps() {
   if [ ${#missing_archs[@]} -eq 0 ] && [ ${#todo[@]} -eq 0 ]; then
     return 0
   fi
-  if [ "${GORT_CROSS_NO_INSTALL:-0}" = 1 ] || [ "$(id -u)" -ne 0 ]; then
-    echo "cross.sh: missing: architectures [${missing_archs[*]}]," \
-      "packages [${todo[*]}]; run as root to install them" >&2
+  if ! can_install GORT_CROSS_NO_INSTALL; then
+    say "missing: architectures [${missing_archs[*]}]," \
+      "packages [${todo[*]}]; run as root to install them"
     return 1
   fi
   for a in "${missing_archs[@]}"; do
-    echo "cross.sh: dpkg --add-architecture $a" >&2
+    say "dpkg --add-architecture $a"
     dpkg --add-architecture "$a" || return 1
-    updated=0  # the new architecture's package lists are needed
+    apt_updated=0 # the new architecture's package lists are needed
   done
   local line
   for line in "${todo[@]}"; do
@@ -137,59 +111,44 @@ install_deps() {
 
 echo "== cross: dependencies =="
 t0=$(now)
-scripts/deps.sh || { echo "cross.sh: scripts/deps.sh failed" >&2; exit 1; }
-if ! install_deps; then
-  echo "cross.sh: installing the cross toolchains failed" >&2
-  exit 1
-fi
+scripts/deps.sh || die "scripts/deps.sh failed"
+install_deps || die "installing the cross toolchains failed"
 install_time=$(elapsed "$t0")
 echo "dependencies ready ($install_time)"
 
 # ---- the targets --------------------------------------------------------------
 
-declare -A result detail took
 failed=0
 
 # Machine name readelf reports for each target's binaries.
 declare -A machine=([386]="Intel 80386" [armhf]="ARM" [arm64]="AArch64")
 
+# run_linux T: the preset cross-T configured, built and checked for the
+# target's machine, then its tests under qemu.
 run_linux() {
-  local t=$1 dir=build/cross-$1 t0 log
+  local t=$1 p=cross-$1 dir=build/cross-$1 t0 log
   t0=$(now)
   log=$dir.log
   mkdir -p "$(dirname "$log")"
   : >"$log"
-  echo "== cross: linux/$t: configure + build ($dir) =="
-  if ! cmake -S . -B "$dir" -G Ninja \
-      -DCMAKE_TOOLCHAIN_FILE="$root/cmake/toolchains/linux-$t.cmake" \
-      -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-      -DGORT_BUILD_TESTS=ON -DGORT_BUILD_BENCHMARKS=OFF >>"$log" 2>&1; then
-    tail -30 "$log"
-    result[$t]=FAIL detail[$t]="configure failed (see $log)"
-    took[$t]=$(elapsed "$t0")
-    return 1
-  fi
+  echo "== cross: linux/$t: configure + build (preset $p, $dir) =="
+  cmake_configure "$log" --preset "$p" ||
+    target_fail "$t" "$t0" "configure failed (see $log)" || return 1
   local only=${GORT_CROSS_ONLY:-} build_args=() test_args=()
   local check_bin=tests/arch/arch_test
   if [ -n "$only" ]; then
     build_args=(--target "$only")
     test_args=(-R "^$only\\.")
   fi
-  if ! cmake --build "$dir" -j "$jobs" "${build_args[@]}" >>"$log" 2>&1; then
-    grep -E "error|FAILED" "$log" | head -30
-    result[$t]=FAIL detail[$t]="build failed (see $log)"
-    took[$t]=$(elapsed "$t0")
-    return 1
-  fi
+  cmake_build "$log" --preset "$p" -j "$jobs" "${build_args[@]}" ||
+    target_fail "$t" "$t0" "build failed (see $log)" || return 1
   [ -n "$only" ] && check_bin=$(cd "$dir" &&
     find tests -name "$only" -type f | head -1)
+  check_bin=${check_bin:-tests/arch/arch_test}
   local built
-  built=$(readelf -h "$dir/${check_bin:-tests/arch/arch_test}" 2>/dev/null |
-    sed -n 's/^ *Machine: *//p')
+  built=$(readelf -h "$dir/$check_bin" 2>/dev/null | sed -n 's/^ *Machine: *//p')
   if [ "$built" != "${machine[$t]}" ]; then
-    result[$t]=FAIL
-    detail[$t]="${check_bin:-tests/arch/arch_test} is '$built', want '${machine[$t]}'"
-    took[$t]=$(elapsed "$t0")
+    target_fail "$t" "$t0" "$check_bin is '$built', want '${machine[$t]}'"
     return 1
   fi
   local build_time
@@ -200,21 +159,10 @@ run_linux() {
   local t1 out rc
   t1=$(now)
   out=$dir/ctest.log
-  ctest --test-dir "$dir" -j "$jobs" --timeout 300 --output-on-failure --no-tests=error \
-    "${test_args[@]}" >"$out" 2>&1
+  ctest_logged "$out" --preset "$p" -j "$jobs" "${test_args[@]}"
   rc=$?
-  # ctest's closing lines, and the failures if any.
-  sed -n '/tests passed/,$p' "$out"
-  local summary
-  summary=$(grep -E "tests passed" "$out" | tail -1)
   took[$t]="build $build_time, test $(elapsed "$t1")"
-  if [ $rc -ne 0 ] || [ -z "$summary" ]; then
-    echo "-- the end of $out (failed tests' output included):"
-    tail -n 300 "$out"
-    result[$t]=FAIL detail[$t]="${summary:-ctest did not run} (see $out)"
-    return 1
-  fi
-  result[$t]=ok detail[$t]=$summary
+  target_tested "$t" "$rc" "$out"
 }
 
 run_windows() {
@@ -244,23 +192,15 @@ done
 
 # ---- summary -----------------------------------------------------------------
 
-echo
-echo "== cross: summary (dependencies $install_time, total $(elapsed "$started")) =="
-npass=0 nfail=0
-for t in "${targets[@]}"; do
-  case $t in
-    windows-arm) name="windows/arm+arm64 (assembled, objdump-checked)" ;;
-    armhf) name="linux/arm (armhf, qemu-arm-static)" ;;
-    386) name="linux/386 (qemu-i386-static)" ;;
-    arm64) name="linux/arm64 (qemu-aarch64-static)" ;;
+# shellcheck disable=SC2317 # called by print_summary
+target_name() {
+  case $1 in
+    windows-arm) echo "windows/arm+arm64 (assembled, objdump-checked)" ;;
+    armhf) echo "linux/arm (armhf, qemu-arm-static)" ;;
+    386) echo "linux/386 (qemu-i386-static)" ;;
+    arm64) echo "linux/arm64 (qemu-aarch64-static)" ;;
   esac
-  printf '%-4s %-48s %s [%s]\n' "${result[$t]:-FAIL}" "$name" \
-    "${detail[$t]:-not run}" "${took[$t]:-}"
-  if [ "${result[$t]:-FAIL}" = ok ]; then
-    npass=$((npass + 1))
-  else
-    nfail=$((nfail + 1))
-  fi
-done
-echo "cross: $npass passed, $nfail failed"
+}
+print_summary cross "dependencies $install_time, total $(elapsed "$started")" \
+  target_name "${targets[@]}" || failed=1
 exit $failed

@@ -2,7 +2,10 @@
 # Installs the Debian packages gort's build, tests and benchmarks need, if
 # any is missing. Safe to run again: does nothing when all are present.
 # Usage: scripts/deps.sh [extra-package ...]
+# GORT_DEPS_NO_INSTALL=1: only check, failing if something is missing.
 set -euo pipefail
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 pkgs=(
   build-essential cmake ninja-build pkg-config
@@ -20,18 +23,8 @@ pkgs=(
   "$@"
 )
 
-missing=()
-for p in "${pkgs[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
-    missing+=("$p")
-done
-[ ${#missing[@]} -eq 0 ] && exit 0
-
-if [ "$(id -u)" -ne 0 ]; then
-  echo "deps.sh: missing packages: ${missing[*]}; run as root (or install them)" >&2
-  exit 1
-fi
-echo "deps.sh: installing ${missing[*]}" >&2
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+missing=$(missing_of "${pkgs[@]}") || exit 0
+can_install GORT_DEPS_NO_INSTALL ||
+  die "missing packages: $missing; run as root (or install them)"
+# shellcheck disable=SC2086
+apt_install --no-install-recommends $missing

@@ -7,7 +7,8 @@
 # Usage: scripts/format-check.sh            check
 #        scripts/format-check.sh --fix FILE  format FILE in place
 set -euo pipefail
-cd "$(dirname "$0")/.."
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 if [ "${1:-}" = "--fix" ]; then
   shift

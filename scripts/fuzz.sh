@@ -9,7 +9,8 @@
 # To refresh the corpus: build/fuzz/tests/fuzz/chan_fuzz -merge=1
 #   tests/fuzz/corpus build/fuzz/corpus-new
 set -euo pipefail
-cd "$(dirname "$0")/.."
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
 scripts/deps.sh libclang-rt-14-dev   # libFuzzer and the sanitizer runtimes
 seconds=${GORT_FUZZ_SECONDS:-60}
 

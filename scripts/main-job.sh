@@ -4,7 +4,8 @@
 # ("old", Go's behaviour) and high-resolution ("new") mode side by side.
 # Extra arguments go to gort-ping (e.g. --count=5 --benchtime=0.5s).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
 scripts/deps.sh
 cmake --preset release >/dev/null
 cmake --build --preset release --target gort-usleep-probe gort-ping

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # scripts/mutants.sh: proves that the test suite catches a broken runtime.
 #
-# Each mutant is one deliberate fault: a unique search string in runtime/
-# and its replacement. The script copies the source tree to
+# Each mutant is one deliberate fault (scripts/mutants.tsv): a unique search
+# string in runtime/ and its replacement. The script copies the source tree to
 # build/mutants/src, builds the unmutated runtime and the test
 # binaries the mutants need (no benchmarks, examples or install rules;
 # ccache if installed), checks that those tests pass, and then for each
@@ -19,74 +19,22 @@
 #   GORT_MUTANT_TIMEOUT   seconds one mutant's test run may take (default 60)
 # Linux only: several mutants and their tests are about Linux's OS layer.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-root=$PWD
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
 work=${GORT_MUTANTS_DIR:-$root/build/mutants}
 src=$work/src
 bld=$work/build
 limit=${GORT_MUTANT_TIMEOUT:-60}
-started=$(date +%s)
-elapsed() { echo "$(($(date +%s) - $1))s"; }
+started=$(now)
 
 # ---- the mutants --------------------------------------------------------------
-# mutant NAME BINARY GTEST_FILTER SEARCH REPLACEMENT
+# scripts/mutants.tsv: NAME BINARY GTEST_FILTER SEARCH REPLACEMENT, tab-separated.
 names=() bins=() filters=() searches=() replacements=()
-mutant() {
-  names+=("$1") bins+=("$2") filters+=("$3") searches+=("$4") replacements+=("$5")
-}
-
-mutant slack-never-applied usleep_test 'TimerSlackTest.HighRes*' \
-  'bool ok = prctl(PR_SET_TIMERSLACK, slack, 0, 0, 0) == 0;' \
-  'bool ok = slack == slack;  // mutant: reports success, sets nothing'
-mutant slack-failure-ignored usleep_test 'TimerSlackDeathTest.*' \
-  'if (!ok && mode == TimerMode::kHighRes) slackFailures.fetch_add(1);' \
-  '(void)ok;  // mutant: a refused slack goes uncounted'
-mutant usleep-ignores-argument usleep_test 'UsleepTest.*' \
-  'void usleep(std::uint32_t usec) { gort_usleep(usec); }' \
-  'void usleep(std::uint32_t usec) { gort_usleep(10000); }'
-mutant retake-never-hands-off syscall_test \
-  'SyscallTest.SysmonRetakesPFromGoroutineBlockedInSyscall' \
-  'if (s != _Psyscall) continue;' \
-  'if (s != _Psyscall || true) continue;'
-mutant select-first-ready-case select_test 'SelectTest.Fair*' \
-  'int j = static_cast<int>(fastrandn(static_cast<std::uint32_t>(norder + 1)));' \
-  'int j = norder;'
-mutant runqsteal-disabled proc_test 'StealTest.*' \
-  'G* runqsteal(P* pp, P* p2, bool stealRunNextG) {' \
-  'G* runqsteal(P* pp, P* p2, bool stealRunNextG) { if (pp != nullptr) return nullptr;'
-mutant timer-heap-backwards time_test '*ShortTimersFireWhileLongOnesArePending*' \
-  'if (t->when >= h[p]->when) break;' \
-  'if (t->when <= h[p]->when) break;'
-mutant waitgroup-wait-returns-early sync_test '*WaitGroup*' \
-  'void WaitGroup::Wait() {' \
-  'void WaitGroup::Wait() { if (state_.load() != 0) return;'
-mutant close-does-not-wake-receivers chan_test '*Close*' \
-  'while (sudog* sg = q->dequeue()) {' \
-  'while (sudog* sg = q == &c->recvq ? nullptr : q->dequeue()) {'
-mutant stack-canary-unchecked proc_test 'PanicDeathTest.StackOverflow*' \
-  'if (!stackcanaryok(&gp->stack)) stackoverflow(gp);' \
-  '(void)gp;'
-mutant runqputslow-wrong-half proc_export_test 'RunqTest.Overflow*' \
-  'batch[i] = pp->runq[(h + i) % kRunqSize].load(std::memory_order_relaxed);' \
-  'batch[i] = pp->runq[(h + n + i) % kRunqSize].load(std::memory_order_relaxed);'
-mutant steal-order-not-coprime proc_export_test 'StealOrderTest.*' \
-  'if (gcd(i, count) == 1) stealOrder.coprimes[stealOrder.ncoprimes++] = i;' \
-  'stealOrder.coprimes[stealOrder.ncoprimes++] = i;'
-mutant sudog-overflow-moves-too-few proc_export_test 'SudogCacheTest.*' \
-  'while (pp->nsudog > kSudogCacheSize / 2) {' \
-  'while (pp->nsudog > kSudogCacheSize / 2 + 1) {'
-mutant netpoll-uncounts-before-inject netpoll_test \
-  'NetpollTest.ReadiedGoroutineCountedUntilInjected' \
-  'std::int32_t netpollready(G** list, pollDesc* pd, std::int32_t mode) {' \
-  'static std::int32_t netpollready1(G**, pollDesc*, std::int32_t);
-std::int32_t netpollready(G** list, pollDesc* pd, std::int32_t mode) {
-  netpollAdjustWaiters(netpollready1(list, pd, mode));  // mutant: at once
-  return 0;
-}
-static std::int32_t netpollready1(G** list, pollDesc* pd, std::int32_t mode) {'
-mutant sema-sudog-leaks-at-run-end proc_export_test 'SudogLeakTest.*' \
-  '  gp->waiting = s;  // Run'"'"'s end frees it if gp never runs again' \
-  '  (void)gp;  // mutant: Run'"'"'s end never sees the semaphore'"'"'s sudog'
+while IFS=$'\t' read -r name bin filter search replacement; do
+  case $name in '' | '#'*) continue ;; esac
+  names+=("$name") bins+=("$bin") filters+=("$filter")
+  searches+=("$search") replacements+=("$replacement")
+done <scripts/mutants.tsv
 
 # ---- selection ------------------------------------------------------------------
 selected=()
@@ -96,7 +44,10 @@ if [ $# -gt 0 ]; then
     for i in "${!names[@]}"; do
       [ "${names[$i]}" = "$want" ] && selected+=("$i") && found=1
     done
-    [ $found = 1 ] || { echo "mutants.sh: no mutant $want (have: ${names[*]})" >&2; exit 2; }
+    [ $found = 1 ] || {
+      say "no mutant $want (have: ${names[*]})"
+      exit 2
+    }
   done
 else
   selected=("${!names[@]}")
@@ -120,15 +71,15 @@ if command -v ccache >/dev/null; then
   export CCACHE_BASEDIR=$work
 fi
 echo "== mutants: configure $bld =="
-cmake -S "$src" -B "$bld" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DGORT_BUILD_TESTS=ON -DGORT_BUILD_BENCHMARKS=OFF -DGORT_BUILD_EXAMPLES=OFF \
-  -DGORT_INSTALL=OFF "${launcher[@]}" >"$work/configure.log" 2>&1 ||
-  { tail -30 "$work/configure.log"; exit 1; }
+: >"$work/configure.log"
+cmake_configure "$work/configure.log" -S "$src" -B "$bld" -G Ninja \
+  -DCMAKE_BUILD_TYPE=Release -DGORT_BUILD_TESTS=ON -DGORT_BUILD_BENCHMARKS=OFF \
+  -DGORT_BUILD_EXAMPLES=OFF -DGORT_INSTALL=OFF "${launcher[@]}" || exit 1
 
-t0=$(date +%s)
+t0=$(now)
 echo "== mutants: build ${targets[*]} =="
-cmake --build "$bld" --target "${targets[@]}" >"$work/build.log" 2>&1 ||
-  { grep -E "error|FAILED" "$work/build.log" | head -30; exit 1; }
+: >"$work/build.log"
+cmake_build "$work/build.log" "$bld" --target "${targets[@]}" || exit 1
 echo "built in $(elapsed "$t0")"
 
 # run_tests I LOG: runs mutant I's tests under the timeout; returns their
@@ -142,12 +93,12 @@ run_tests() {
 
 # Unmutated, every mutant's tests must pass, or catching proves nothing.
 echo "== mutants: the tests pass on the unmutated runtime =="
-t0=$(date +%s)
+t0=$(now)
 for i in "${selected[@]}"; do
   log=$work/baseline-${names[$i]}.log
   if ! run_tests "$i" "$log"; then
-    echo "mutants.sh: ${bins[$i]} --gtest_filter='${filters[$i]}' fails without" \
-      "a mutant (see $log):" >&2
+    say "${bins[$i]} --gtest_filter='${filters[$i]}' fails without" \
+      "a mutant (see $log):"
     grep -E "FAILED|Failure|watchdog" "$log" | head -20 >&2
     exit 1
   fi
@@ -159,7 +110,7 @@ declare -A verdict caughtby took
 failed=0
 for i in "${selected[@]}"; do
   name=${names[$i]} search=${searches[$i]}
-  t0=$(date +%s)
+  t0=$(now)
   mapfile -t files < <(grep -rlF --include='*.cc' --include='*.h' -- "$search" "$src/runtime" || true)
   if [ ${#files[@]} -ne 1 ]; then
     verdict[$name]=ERROR caughtby[$name]="search string in ${#files[@]} runtime files"

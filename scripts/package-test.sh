@@ -13,8 +13,8 @@
 # Usage: scripts/package-test.sh [build-dir]   (default: build/pkg)
 set -euo pipefail
 
-root=$(cd "$(dirname "$0")/.." && pwd)
-cd "$root"
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
 scripts/deps.sh
 
 out=${1:-build/pkg}
@@ -23,7 +23,7 @@ out=$(cd "$out" && pwd)
 prefix=$out/install
 rm -rf "$prefix" "$out/consumer" "$out/pc"
 
-fail() { echo "package-test: FAIL: $*" >&2; exit 1; }
+fail() { die "FAIL: $*"; }
 step() { echo "== $*"; }
 
 step "build and install gort to $prefix"

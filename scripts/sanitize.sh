@@ -4,7 +4,8 @@
 # suite under each. Goroutine switches are announced to both (runtime/race.h).
 # Usage: scripts/sanitize.sh [asan] [tsan]   (default: both)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
 scripts/deps.sh
 presets=("$@")
 [ ${#presets[@]} -eq 0 ] && presets=(asan tsan)

@@ -2,7 +2,8 @@
 # Builds gort and runs every test: the GoogleTest suite through ctest, the
 # benchmarks' smoke run, and the clang thread-safety analysis of the runtime.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
 scripts/deps.sh
 
 echo "== build (RelWithDebInfo) =="

@@ -7,12 +7,13 @@
 # build/default/trace-ui/, and the lanes and events are checked in the DOM.
 # Installs chromium and runs `npm ci` itself. About a minute once built.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
 scripts/deps.sh chromium fonts-dejavu-core
 # Node.js and npm come with the machine; Debian's packages only if absent
 # (its npm package would clash with a nodejs that bundles npm).
 command -v npm >/dev/null || scripts/deps.sh nodejs npm
-[ -x /usr/bin/chromium ] || { echo "trace-test: /usr/bin/chromium missing" >&2; exit 1; }
+[ -x /usr/bin/chromium ] || die "/usr/bin/chromium missing"
 
 echo "== build gort-ping and gort-trace =="
 cmake --preset default >/dev/null

@@ -30,28 +30,33 @@
 #     "failed to map the shared user data") registered with binfmt_misc
 #     (mounted first if needed; the mask ignores the ELF OSABI byte).
 # GoogleTest is built from Debian's /usr/src/googletest with the cross
-# compiler into each build tree. Each target builds in build/windows-<arch>
-# with cmake/toolchains/windows-<arch>.cmake; the Wine prefix lives in the
+# compiler into each build tree (build/windows-<arch>/googletest, where the
+# preset's CMAKE_PREFIX_PATH points). Each target is the CMake preset
+# windows-<arch> (CMakePresets.json: configure, build and test presets with
+# cmake/toolchains/windows-<arch>.cmake, building in build/windows-<arch>);
+# once this script has run, `cmake --workflow --preset windows-<arch>` does
+# the same by hand (with GORT_TEST_SCALE=4). The Wine prefix lives in the
 # build tree, its wineserver is started persistently (-p) and the prefix
 # booted once before ctest. Prints a per-target summary; exits non-zero if
 # any target failed.
 set -uo pipefail
-cd "$(dirname "$0")/.." || exit 1
-root=$PWD
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 all_targets=(amd64 386)
 if [ $# -gt 0 ]; then targets=("$@"); else targets=("${all_targets[@]}"); fi
 for t in "${targets[@]}"; do
   case $t in
     amd64 | 386) ;;
-    *) echo "windows.sh: unknown target $t (want: ${all_targets[*]})" >&2; exit 2 ;;
+    *)
+      say "unknown target $t (want: ${all_targets[*]})"
+      exit 2
+      ;;
   esac
 done
 export GORT_TEST_SCALE=${GORT_TEST_SCALE:-4}
 jobs=2
 
-now() { date +%s; }
-elapsed() { local s=$(($(now) - $1)); printf '%dm%02ds' $((s / 60)) $((s % 60)); }
 started=$(now)
 
 # ---- installation -----------------------------------------------------------
@@ -60,28 +65,6 @@ declare -A triple=([amd64]=x86_64-w64-mingw32 [386]=i686-w64-mingw32)
 declare -A wine=([amd64]=/usr/lib/wine/wine64 [386]=/usr/lib/wine/wine)
 backports_list=/etc/apt/sources.list.d/gort-bookworm-backports.list
 binfmt=/proc/sys/fs/binfmt_misc
-
-installed() {
-  dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"
-}
-can_install() {
-  [ "${GORT_WINDOWS_NO_INSTALL:-0}" != 1 ] && [ "$(id -u)" -eq 0 ]
-}
-
-# Keep packages apt would otherwise drop while resolving i386 installs.
-keep=()
-for p in gfortran gnat gnucobol3; do installed "$p" && keep+=("$p"); done
-updated=0
-apt_install() {
-  if [ "$updated" -eq 0 ]; then
-    echo "windows.sh: apt-get update" >&2
-    apt-get update -qq || return 1
-    updated=1
-  fi
-  echo "windows.sh: installing $*" >&2
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-remove \
-    "$@" "${keep[@]}" >/dev/null
-}
 
 # qemu_ok: qemu-user 10 or later is installed (Debian's 7.2 cannot run Wine).
 qemu_ok() {
@@ -104,19 +87,19 @@ install_deps() {
   local qemu_missing=0
   [ $need386 = 1 ] && ! qemu_ok && qemu_missing=1
   if [ ${#missing[@]} -gt 0 ] || [ $arch_missing = 1 ] || [ $qemu_missing = 1 ]; then
-    if ! can_install; then
-      echo "windows.sh: missing: [${missing[*]}] i386-arch=$arch_missing" \
-        "qemu10=$qemu_missing; run as root to install them" >&2
+    if ! can_install GORT_WINDOWS_NO_INSTALL; then
+      say "missing: [${missing[*]}] i386-arch=$arch_missing" \
+        "qemu10=$qemu_missing; run as root to install them"
       return 1
     fi
     if [ $arch_missing = 1 ]; then
       dpkg --add-architecture i386 || return 1
-      updated=0
+      apt_updated=0
     fi
     if [ $qemu_missing = 1 ] && [ ! -f "$backports_list" ]; then
       echo "deb http://deb.debian.org/debian bookworm-backports main" \
         >"$backports_list"
-      updated=0
+      apt_updated=0
     fi
     if [ ${#missing[@]} -gt 0 ]; then apt_install "${missing[@]}" || return 1; fi
     if [ $qemu_missing = 1 ]; then
@@ -133,8 +116,8 @@ install_deps() {
 # interpreter open, so it also works in other mount namespaces.
 register_binfmt() {
   [ -e "$binfmt/qemu-i386" ] && return 0
-  if ! can_install; then
-    echo "windows.sh: i386 binfmt_misc handler missing; run as root" >&2
+  if ! can_install GORT_WINDOWS_NO_INSTALL; then
+    say "i386 binfmt_misc handler missing; run as root"
     return 1
   fi
   [ -e "$binfmt/register" ] || mount -t binfmt_misc binfmt_misc "$binfmt" ||
@@ -149,16 +132,12 @@ register_binfmt() {
 
 echo "== windows: dependencies =="
 t0=$(now)
-if ! install_deps; then
-  echo "windows.sh: installing the Windows toolchains failed" >&2
-  exit 1
-fi
+install_deps || die "installing the Windows toolchains failed"
 install_time=$(elapsed "$t0")
 echo "dependencies ready ($install_time)"
 
 # ---- the targets --------------------------------------------------------------
 
-declare -A result detail took
 failed=0
 
 # build_gtest T DIR: GoogleTest for the target, once per build tree.
@@ -222,17 +201,18 @@ run_binaries() {
   return $bad
 }
 
+# run_target T: GoogleTest for T, the preset windows-T configured and built,
+# then its tests under Wine, per ctest or per binary.
 run_target() {
-  local t=$1 dir=build/windows-$1 t0 log
+  local t=$1 p=windows-$1 dir=build/windows-$1 t0 log
   t0=$(now)
   log=$dir.log
   mkdir -p "$dir"
   : >"$log"
-  echo "== windows/$t: GoogleTest + configure + build ($dir) =="
+  echo "== windows/$t: GoogleTest + configure + build (preset $p, $dir) =="
   if ! build_gtest "$t" "$dir" >>"$log" 2>&1; then
     tail -30 "$log"
-    result[$t]=FAIL detail[$t]="GoogleTest build failed (see $log)"
-    took[$t]=$(elapsed "$t0")
+    target_fail "$t" "$t0" "GoogleTest build failed (see $log)"
     return 1
   fi
   local how=${GORT_WINDOWS_RUN:-}
@@ -246,25 +226,14 @@ run_target() {
   [ "$how" = binary ] && discovery=PRE_TEST
   local bench=OFF
   [ "${GORT_WINDOWS_BENCH:-0}" = 1 ] && bench=ON
-  if ! cmake -S . -B "$dir" -G Ninja \
-      -DCMAKE_TOOLCHAIN_FILE="$root/cmake/toolchains/windows-$t.cmake" \
-      -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-      -DCMAKE_PREFIX_PATH="$root/$dir/googletest" \
-      -DGORT_BUILD_TESTS=ON -DGORT_BUILD_BENCHMARKS=$bench \
-      -DCMAKE_GTEST_DISCOVER_TESTS_DISCOVERY_MODE=$discovery \
-      -DGORT_BUILD_EXAMPLES=OFF >>"$log" 2>&1; then
-    tail -30 "$log"
-    result[$t]=FAIL detail[$t]="configure failed (see $log)"
-    took[$t]=$(elapsed "$t0")
-    return 1
-  fi
+  cmake_configure "$log" --preset "$p" -DGORT_BUILD_BENCHMARKS=$bench \
+    -DCMAKE_GTEST_DISCOVER_TESTS_DISCOVERY_MODE=$discovery ||
+    target_fail "$t" "$t0" "configure failed (see $log)" || return 1
   # gtest_discover_tests lists each test binary under Wine at build time.
   wine_up "$t" "$dir"
-  if ! cmake --build "$dir" -j "$jobs" >>"$log" 2>&1; then
-    grep -E "error|FAILED" "$log" | head -30
-    result[$t]=FAIL detail[$t]="build failed (see $log)"
-    took[$t]=$(elapsed "$t0")
+  if ! cmake_build "$log" --preset "$p" -j "$jobs"; then
     wine_down
+    target_fail "$t" "$t0" "build failed (see $log)"
     return 1
   fi
   local build_time
@@ -281,10 +250,8 @@ run_target() {
     cat "$out"
   else
     out=$dir/ctest.log
-    ctest --test-dir "$dir" -j "$jobs" --timeout 300 --output-on-failure --no-tests=error \
-      >"$out" 2>&1
+    ctest_logged "$out" --preset "$p" -j "$jobs"
     rc=$?
-    sed -n '/tests passed/,$p' "$out"
   fi
   if [ "$bench" = ON ]; then
     echo "== windows/$t: gort-usleep-probe and gort-ping under Wine =="
@@ -292,16 +259,8 @@ run_target() {
     "${wine[$t]}" "$dir/benchmarks/gort-ping.exe" 2>&1 | tee "$dir/ping.log"
   fi
   wine_down
-  local summary
-  summary=$(grep -E "tests passed" "$out" | tail -1)
   took[$t]="build $build_time, test $(elapsed "$t1")"
-  if [ $rc -ne 0 ] || [ -z "$summary" ]; then
-    echo "-- the end of $out (failed tests' output included):"
-    tail -n 300 "$out"
-    result[$t]=FAIL detail[$t]="${summary:-ctest did not run} (see $out)"
-    return 1
-  fi
-  result[$t]=ok detail[$t]=$summary
+  target_tested "$t" "$rc" "$out"
 }
 
 for t in "${targets[@]}"; do
@@ -310,21 +269,13 @@ done
 
 # ---- summary -----------------------------------------------------------------
 
-echo
-echo "== windows: summary (dependencies $install_time, total $(elapsed "$started")) =="
-npass=0 nfail=0
-for t in "${targets[@]}"; do
-  case $t in
-    amd64) name="windows/amd64 (mingw-w64, wine64)" ;;
-    386) name="windows/386 (mingw-w64, wine32 on qemu-i386)" ;;
+# shellcheck disable=SC2317 # called by print_summary
+target_name() {
+  case $1 in
+    amd64) echo "windows/amd64 (mingw-w64, wine64)" ;;
+    386) echo "windows/386 (mingw-w64, wine32 on qemu-i386)" ;;
   esac
-  printf '%-4s %-48s %s [%s]\n' "${result[$t]:-FAIL}" "$name" \
-    "${detail[$t]:-not run}" "${took[$t]:-}"
-  if [ "${result[$t]:-FAIL}" = ok ]; then
-    npass=$((npass + 1))
-  else
-    nfail=$((nfail + 1))
-  fi
-done
-echo "windows: $npass passed, $nfail failed"
+}
+print_summary windows "dependencies $install_time, total $(elapsed "$started")" \
+  target_name "${targets[@]}" || failed=1
 exit $failed

@@ -44,6 +44,12 @@ func tcpPingPong(n int64) {
 	c, err := net.Dial("tcp", ln.Addr().String())
 	mustNet(err)
 	defer c.Close()
+	roundTrips(c, n, "TCPPingPong")
+}
+
+// roundTrips: n one-byte round trips on c, each echoed byte checked (bench
+// names the benchmark in the failure).
+func roundTrips(c net.Conn, n int64, bench string) {
 	var b, r [1]byte
 	for i := int64(0); i < n; i++ {
 		b[0] = byte(i)
@@ -52,7 +58,7 @@ func tcpPingPong(n int64) {
 		_, err = io.ReadFull(c, r[:])
 		mustNet(err)
 		if r[0] != b[0] {
-			fail("TCPPingPong: wrong byte echoed")
+			fail(bench + ": wrong byte echoed")
 		}
 	}
 }
@@ -84,17 +90,7 @@ func tcpPingPong100(n int64) {
 			c, err := net.Dial("tcp", ln.Addr().String())
 			mustNet(err)
 			defer c.Close()
-			var b, r [1]byte
-			for i := int64(0); i < mine; i++ {
-				b[0] = byte(i)
-				_, err := c.Write(b[:])
-				mustNet(err)
-				_, err = io.ReadFull(c, r[:])
-				mustNet(err)
-				if r[0] != b[0] {
-					fail("TCPPingPong100: wrong byte echoed")
-				}
-			}
+			roundTrips(c, mine, "TCPPingPong100")
 		}(mine)
 	}
 	wg.Wait()

@@ -1,9 +1,8 @@
 // runtime/os/net_posix.cc: descriptor and socket calls for poll::FD and net
 // on POSIX systems (Go's syscall package, used by internal/poll and net).
-#include <arpa/inet.h>
+// Socket addresses are net_addr.cc's, shared with Winsock.
 #include <errno.h>
 #include <fcntl.h>
-#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <string.h>
@@ -14,7 +13,7 @@
 #include <cctype>
 #include <cstring>
 
-#include "os/net_os.h"
+#include "os/net_addr.h"
 
 namespace gort::os {
 
@@ -146,90 +145,6 @@ int sockShutdownWrite(std::intptr_t fd) {
   return shutdown(fdOf(fd), SHUT_WR) < 0 ? errno : 0;
 }
 
-int sockName(std::intptr_t fd, SockAddr* sa) {
-  socklen_t len = sizeof sa->data;
-  if (getsockname(fdOf(fd), reinterpret_cast<sockaddr*>(sa->data), &len) < 0) {
-    return errno;
-  }
-  sa->len = len;
-  return 0;
-}
-
-int sockPeer(std::intptr_t fd, SockAddr* sa) {
-  socklen_t len = sizeof sa->data;
-  if (getpeername(fdOf(fd), reinterpret_cast<sockaddr*>(sa->data), &len) < 0) {
-    return errno;
-  }
-  sa->len = len;
-  return 0;
-}
-
-bool parseIP(const std::string& s, unsigned char* ip, bool* v4) {
-  std::memset(ip, 0, 16);
-  if (inet_pton(AF_INET, s.c_str(), ip) == 1) {
-    *v4 = true;
-    return true;
-  }
-  if (inet_pton(AF_INET6, s.c_str(), ip) == 1) {
-    *v4 = false;
-    return true;
-  }
-  return false;
-}
-
-int lookupHost(const std::string& host, bool want4, bool want6,
-               unsigned char* ip, bool* v4) {
-  addrinfo hints{};
-  hints.ai_family = want4 && !want6 ? AF_INET : want6 && !want4 ? AF_INET6
-                                                                 : AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* res = nullptr;
-  if (getaddrinfo(host.c_str(), nullptr, &hints, &res) != 0 || res == nullptr) {
-    return kErrNoSuchHost;
-  }
-  // IPv4 first, as Go's dialer prefers for "tcp".
-  const addrinfo* pick = nullptr;
-  for (const addrinfo* a = res; a != nullptr; a = a->ai_next) {
-    if (a->ai_family == AF_INET) {
-      pick = a;
-      break;
-    }
-    if (pick == nullptr && a->ai_family == AF_INET6) pick = a;
-  }
-  int rc = kErrNoSuchHost;
-  std::memset(ip, 0, 16);
-  if (pick != nullptr && pick->ai_family == AF_INET) {
-    std::memcpy(ip, &reinterpret_cast<sockaddr_in*>(pick->ai_addr)->sin_addr, 4);
-    *v4 = true;
-    rc = 0;
-  } else if (pick != nullptr) {
-    std::memcpy(ip, &reinterpret_cast<sockaddr_in6*>(pick->ai_addr)->sin6_addr,
-                16);
-    *v4 = false;
-    rc = 0;
-  }
-  freeaddrinfo(res);
-  return rc;
-}
-
-bool sockaddrInet(const unsigned char* ip, bool v4, int port, SockAddr* sa) {
-  std::memset(sa->data, 0, sizeof sa->data);
-  if (v4) {
-    auto* a = reinterpret_cast<sockaddr_in*>(sa->data);
-    a->sin_family = AF_INET;
-    a->sin_port = htons(static_cast<std::uint16_t>(port));
-    std::memcpy(&a->sin_addr, ip, 4);
-    sa->len = sizeof *a;
-  } else {
-    auto* a = reinterpret_cast<sockaddr_in6*>(sa->data);
-    a->sin6_family = AF_INET6;
-    a->sin6_port = htons(static_cast<std::uint16_t>(port));
-    std::memcpy(&a->sin6_addr, ip, 16);
-    sa->len = sizeof *a;
-  }
-  return true;
-}
-
 bool sockaddrUnix(const std::string& path, SockAddr* sa) {
   std::memset(sa->data, 0, sizeof sa->data);
   auto* a = reinterpret_cast<sockaddr_un*>(sa->data);
@@ -241,29 +156,19 @@ bool sockaddrUnix(const std::string& path, SockAddr* sa) {
   return true;
 }
 
-std::string sockaddrString(const SockAddr& sa) {
+std::string sockaddrLocalString(const SockAddr& sa) {
   const auto* a = reinterpret_cast<const sockaddr*>(sa.data);
-  char buf[INET6_ADDRSTRLEN];
-  if (sa.len == 0) return "";
-  if (a->sa_family == AF_INET) {
-    const auto* in = reinterpret_cast<const sockaddr_in*>(sa.data);
-    inet_ntop(AF_INET, &in->sin_addr, buf, sizeof buf);
-    return std::string(buf) + ":" + std::to_string(ntohs(in->sin_port));
-  }
-  if (a->sa_family == AF_INET6) {
-    const auto* in = reinterpret_cast<const sockaddr_in6*>(sa.data);
-    inet_ntop(AF_INET6, &in->sin6_addr, buf, sizeof buf);
-    return "[" + std::string(buf) + "]:" + std::to_string(ntohs(in->sin6_port));
-  }
-  if (a->sa_family == AF_UNIX) {
-    const auto* un = reinterpret_cast<const sockaddr_un*>(sa.data);
-    std::size_t max = sa.len > offsetof(sockaddr_un, sun_path)
-                          ? sa.len - offsetof(sockaddr_un, sun_path)
-                          : 0;
-    return std::string(un->sun_path, strnlen(un->sun_path, max));
-  }
-  return "";
+  if (a->sa_family != AF_UNIX) return "";
+  const auto* un = reinterpret_cast<const sockaddr_un*>(sa.data);
+  std::size_t max = sa.len > offsetof(sockaddr_un, sun_path)
+                        ? sa.len - offsetof(sockaddr_un, sun_path)
+                        : 0;
+  return std::string(un->sun_path, strnlen(un->sun_path, max));
 }
+
+void netStartup() {}
+
+int sockErr() { return errno; }
 
 void unlinkPath(const std::string& path) { unlink(path.c_str()); }
 

@@ -14,13 +14,15 @@
 // Error texts: the common Winsock errors read as Go reads them on Unix
 // ("connection refused"), so messages are the same on every OS; others use the
 // system's text. Errno() is the Winsock code (WSAECONNREFUSED, ...). No
-// unix-domain sockets yet.
+// unix-domain sockets yet. Socket addresses are net_addr.cc's, shared with
+// POSIX.
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
 
 #include "os/iocp_windows.h"
+#include "os/net_addr.h"
 
 namespace gort::os {
 
@@ -98,18 +100,24 @@ bool skipSupported() {
   return ok;
 }
 
+// overlappedResult: op's finished operation's error and byte count, read
+// from its OVERLAPPED (Wine leaves the calls' own count arguments unset).
+void overlappedResult(IoOp* op) {
+  DWORD qty = 0;
+  DWORD flags = 0;
+  op->err = WSAGetOverlappedResult(op->fd, &op->ov, &qty, FALSE, &flags)
+                ? 0
+                : lastErr();
+  op->qty = qty;
+}
+
 // finished: an overlapped call's outcome when its socket skips completion
 // packets on success: 0 (done, result in op) if it succeeded at once.
 // The byte count comes from the OVERLAPPED, as for a queued completion
 // (Wine leaves the call's own count argument unset).
 int finished(IoOp* op, bool ok) {
   if (ok && op->skipSync) {
-    DWORD qty = 0;
-    DWORD flags = 0;
-    op->err = WSAGetOverlappedResult(op->fd, &op->ov, &qty, FALSE, &flags)
-                  ? 0
-                  : lastErr();
-    op->qty = qty;
+    overlappedResult(op);
     return 0;
   }
   return started(ok);
@@ -277,114 +285,13 @@ int sockShutdownWrite(std::intptr_t fd) {
   return shutdown(sockOf(fd), SD_SEND) != 0 ? lastErr() : 0;
 }
 
-int sockName(std::intptr_t fd, SockAddr* sa) {
-  int len = sizeof sa->data;
-  if (getsockname(sockOf(fd), reinterpret_cast<sockaddr*>(sa->data), &len) !=
-      0) {
-    return lastErr();
-  }
-  sa->len = static_cast<std::uint32_t>(len);
-  return 0;
-}
-
-int sockPeer(std::intptr_t fd, SockAddr* sa) {
-  int len = sizeof sa->data;
-  if (getpeername(sockOf(fd), reinterpret_cast<sockaddr*>(sa->data), &len) !=
-      0) {
-    return lastErr();
-  }
-  sa->len = static_cast<std::uint32_t>(len);
-  return 0;
-}
-
-bool parseIP(const std::string& s, unsigned char* ip, bool* v4) {
-  wsaStartup();
-  std::memset(ip, 0, 16);
-  if (inet_pton(AF_INET, s.c_str(), ip) == 1) {
-    *v4 = true;
-    return true;
-  }
-  if (inet_pton(AF_INET6, s.c_str(), ip) == 1) {
-    *v4 = false;
-    return true;
-  }
-  return false;
-}
-
-int lookupHost(const std::string& host, bool want4, bool want6,
-               unsigned char* ip, bool* v4) {
-  wsaStartup();
-  addrinfo hints{};
-  hints.ai_family = want4 && !want6   ? AF_INET
-                    : want6 && !want4 ? AF_INET6
-                                      : AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* res = nullptr;
-  if (getaddrinfo(host.c_str(), nullptr, &hints, &res) != 0 || res == nullptr) {
-    return kErrNoSuchHost;
-  }
-  // IPv4 first, as Go's dialer prefers for "tcp".
-  const addrinfo* pick = nullptr;
-  for (const addrinfo* a = res; a != nullptr; a = a->ai_next) {
-    if (a->ai_family == AF_INET) {
-      pick = a;
-      break;
-    }
-    if (pick == nullptr && a->ai_family == AF_INET6) pick = a;
-  }
-  int rc = kErrNoSuchHost;
-  std::memset(ip, 0, 16);
-  if (pick != nullptr && pick->ai_family == AF_INET) {
-    std::memcpy(ip, &reinterpret_cast<sockaddr_in*>(pick->ai_addr)->sin_addr,
-                4);
-    *v4 = true;
-    rc = 0;
-  } else if (pick != nullptr) {
-    std::memcpy(ip, &reinterpret_cast<sockaddr_in6*>(pick->ai_addr)->sin6_addr,
-                16);
-    *v4 = false;
-    rc = 0;
-  }
-  freeaddrinfo(res);
-  return rc;
-}
-
-bool sockaddrInet(const unsigned char* ip, bool v4, int port, SockAddr* sa) {
-  std::memset(sa->data, 0, sizeof sa->data);
-  if (v4) {
-    auto* a = reinterpret_cast<sockaddr_in*>(sa->data);
-    a->sin_family = AF_INET;
-    a->sin_port = htons(static_cast<std::uint16_t>(port));
-    std::memcpy(&a->sin_addr, ip, 4);
-    sa->len = sizeof *a;
-  } else {
-    auto* a = reinterpret_cast<sockaddr_in6*>(sa->data);
-    a->sin6_family = AF_INET6;
-    a->sin6_port = htons(static_cast<std::uint16_t>(port));
-    std::memcpy(&a->sin6_addr, ip, 16);
-    sa->len = sizeof *a;
-  }
-  return true;
-}
-
 bool sockaddrUnix(const std::string&, SockAddr*) { return false; }
 
-std::string sockaddrString(const SockAddr& sa) {
-  const auto* a = reinterpret_cast<const sockaddr*>(sa.data);
-  char buf[INET6_ADDRSTRLEN];
-  if (sa.len == 0) return "";
-  if (a->sa_family == AF_INET) {
-    const auto* in = reinterpret_cast<const sockaddr_in*>(sa.data);
-    inet_ntop(AF_INET, &in->sin_addr, buf, sizeof buf);
-    return std::string(buf) + ":" + std::to_string(ntohs(in->sin_port));
-  }
-  if (a->sa_family == AF_INET6) {
-    const auto* in = reinterpret_cast<const sockaddr_in6*>(sa.data);
-    inet_ntop(AF_INET6, &in->sin6_addr, buf, sizeof buf);
-    return "[" + std::string(buf) + "]:" + std::to_string(ntohs(in->sin6_port));
-  }
-  return "";
-}
+std::string sockaddrLocalString(const SockAddr&) { return ""; }
+
+void netStartup() { wsaStartup(); }
+
+int sockErr() { return lastErr(); }
 
 void unlinkPath(const std::string&) {}
 
@@ -500,12 +407,7 @@ bool ioComplete(IoOp* op) {
       static_cast<ULONG_PTR>(STATUS_PENDING)) {
     return false;
   }
-  DWORD qty = 0;
-  DWORD flags = 0;
-  op->err = WSAGetOverlappedResult(op->fd, &op->ov, &qty, FALSE, &flags)
-                ? 0
-                : lastErr();
-  op->qty = qty;
+  overlappedResult(op);
   return true;
 }
 

@@ -43,6 +43,7 @@
 #include <stdlib.h>
 
 #include <atomic>
+#include <memory>
 
 #include "arch/arch.h"
 #include "os/os.h"
@@ -275,18 +276,10 @@ void reinit() {
 
 void reset() {
   hooks = Hooks{realCreateTimer, realLoadWinmm, realHaveSearchSystem32};
-  counters.timersCreated = 0;
-  counters.timersClosed = 0;
-  counters.timerCreateFailures = 0;
-  counters.highResSleeps = 0;
-  counters.lowResSleeps = 0;
-  counters.setTimerFailures = 0;
-  counters.timeBeginPeriods = 0;
-  counters.timeEndPeriods = 0;
-  counters.relaxes = 0;
-  counters.onG0Sleeps = 0;
-  counters.offG0Sleeps = 0;
-  counters.nonMSleeps = 0;
+  // Rebuilt rather than zeroed field by field, so a new counter cannot be
+  // forgotten (between Runs: nothing updates them now).
+  std::destroy_at(&counters);
+  std::construct_at(&counters);
   ensureInit();
   reinit();
 }

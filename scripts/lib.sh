@@ -1,0 +1,154 @@
+# scripts/lib.sh: the shell every script in scripts/ shares. Sourced, never
+# run:   . "$(dirname "$0")/lib.sh"
+# It moves to the checkout's root and sets
+#   root     the checkout (also the current directory);
+#   script   the calling script's name, which prefixes its messages.
+# What it offers:
+#   say / die                  messages on stderr, prefixed with $script
+#   now / elapsed T0           timing, "3m05s"
+#   installed / missing_of     Debian package checks (dpkg-query)
+#   can_install VAR            root, and $VAR (a *_NO_INSTALL switch) unset
+#   apt_install [OPT] PKG...   apt-get install, never removing a package
+#   cmake_configure LOG ARG... cmake ARG..., its output in LOG
+#   cmake_build LOG ARG...     cmake --build ARG..., its output in LOG
+#   ctest_logged OUT ARG...    ctest ARG..., its output in OUT
+#   target_* / print_summary   the per-target results table of cross.sh and
+#                              windows.sh
+# shellcheck shell=bash
+cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
+# shellcheck disable=SC2034 # used by the scripts that source this
+root=$PWD
+script=$(basename "$0")
+
+say() { echo "$script: $*" >&2; }
+die() {
+  say "$@"
+  exit 1
+}
+
+now() { date +%s; }
+elapsed() {
+  local s=$(($(now) - $1))
+  printf '%dm%02ds' $((s / 60)) $((s % 60))
+}
+
+# ---- Debian packages ----------------------------------------------------------
+
+installed() {
+  dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"
+}
+
+# missing_of PKG...: prints the packages not installed; fails if none is.
+missing_of() {
+  local p miss=()
+  for p in "$@"; do installed "$p" || miss+=("$p"); done
+  [ ${#miss[@]} -gt 0 ] || return 1
+  echo "${miss[*]}"
+}
+
+# can_install VAR: installing is allowed: running as root, and the switch
+# named VAR (e.g. GORT_CROSS_NO_INSTALL) is not 1.
+can_install() {
+  [ "${!1:-0}" != 1 ] && [ "$(id -u)" -eq 0 ]
+}
+
+# apt_install [APT-OPTION...] PKG...: apt-get install, refusing to remove
+# anything; `apt-get update` first, once, or again after apt_updated=0 (a
+# new architecture or source). This machine's image has packages that apt
+# would otherwise drop while resolving multiarch installs (gfortran, gnat,
+# gnucobol3): they are named in the same command so that apt keeps them.
+apt_updated=0
+apt_install() {
+  if [ "$apt_updated" -eq 0 ]; then
+    say "apt-get update"
+    apt-get update -qq || return 1
+    apt_updated=1
+  fi
+  local keep=() p
+  for p in gfortran gnat gnucobol3; do installed "$p" && keep+=("$p"); done
+  say "installing $*"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-remove \
+    "$@" "${keep[@]}" >/dev/null
+}
+
+# ---- CMake and CTest, logged ----------------------------------------------------
+
+# cmake_configure LOG ARG...: cmake ARG... appending to LOG; on failure
+# prints LOG's last lines.
+cmake_configure() {
+  local log=$1
+  shift
+  cmake "$@" >>"$log" 2>&1 || {
+    tail -30 "$log"
+    return 1
+  }
+}
+
+# cmake_build LOG ARG...: cmake --build ARG... appending to LOG; on failure
+# prints LOG's error lines.
+cmake_build() {
+  local log=$1
+  shift
+  cmake --build "$@" >>"$log" 2>&1 || {
+    grep -E "error|FAILED" "$log" | head -30
+    return 1
+  }
+}
+
+# ctest_logged OUT ARG...: ctest ARG... into OUT, then prints ctest's closing
+# lines (the summary and the failed tests); returns ctest's status.
+ctest_logged() {
+  local out=$1 rc
+  shift
+  ctest "$@" >"$out" 2>&1
+  rc=$?
+  sed -n '/tests passed/,$p' "$out"
+  return $rc
+}
+
+# ---- per-target results (cross.sh, windows.sh) ------------------------------------
+
+declare -gA result detail took
+
+# target_fail T T0 DETAIL: target T failed (started at T0) with DETAIL.
+target_fail() {
+  result[$1]=FAIL detail[$1]=$3
+  took[$1]=$(elapsed "$2")
+  return 1
+}
+
+# target_tested T RC OUT: target T's tests ended with status RC and left
+# their log in OUT (whose last "tests passed" line is the summary); on
+# failure prints OUT's end, failed tests' output included.
+target_tested() {
+  local t=$1 rc=$2 out=$3 summary
+  summary=$(grep -E "tests passed" "$out" | tail -1)
+  if [ "$rc" -ne 0 ] || [ -z "$summary" ]; then
+    echo "-- the end of $out (failed tests' output included):"
+    tail -n 300 "$out"
+    result[$t]=FAIL detail[$t]="${summary:-ctest did not run} (see $out)"
+    return 1
+  fi
+  result[$t]=ok detail[$t]=$summary
+}
+
+# print_summary KIND NOTE NAMEFN T...: a "KIND: summary (NOTE)" heading, one
+# line per target (NAMEFN T names it), then "KIND: N passed, M failed";
+# fails if any target failed.
+print_summary() {
+  local kind=$1 note=$2 namefn=$3 t npass=0 nfail=0
+  shift 3
+  echo
+  echo "== $kind: summary ($note) =="
+  for t in "$@"; do
+    printf '%-4s %-48s %s [%s]\n' "${result[$t]:-FAIL}" "$("$namefn" "$t")" \
+      "${detail[$t]:-not run}" "${took[$t]:-}"
+    if [ "${result[$t]:-FAIL}" = ok ]; then
+      npass=$((npass + 1))
+    else
+      nfail=$((nfail + 1))
+    fi
+  done
+  echo "$kind: $npass passed, $nfail failed"
+  [ $nfail -eq 0 ]
+}
