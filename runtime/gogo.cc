@@ -5,7 +5,8 @@
 // goroutine that blocks calls mcall(fn), which saves its context and jumps to
 // g0; g0 runs fn(gp) and then the scheduler picks the next goroutine and
 // gogo()s into it. The register work is the context backend's
-// (runtime/os/context.h: fcontext on POSIX, fibres on Windows); this file
+// (runtime/os/context.h: gort's own gort_gogo on linux/amd64, Boost's
+// fcontext on other POSIX targets, fibres on Windows); this file
 // keeps what every backend shares: the running G, the C++ exception state
 // and the sanitizers' view of each switch. Unlike Go, g0 does not reset its
 // stack on each mcall; it returns into the schedule loop instead (see
@@ -72,7 +73,7 @@ void grun() {
 }  // namespace
 
 // gentry is the bottom frame of every goroutine context (Go's goexit frame
-// plus the call of the goroutine's function). With fcontext each goroutine
+// plus the call of the goroutine's function). On POSIX each goroutine
 // gets a fresh context and the loop never comes round; a fibre resumes here
 // when its G is reused, so the loop runs one body after another.
 void gentry() {
