@@ -24,6 +24,11 @@
 // returns when something switches back to *save. Go's gogo only loads a
 // gobuf (mcall or gosave stored it); gort saves and loads in one call, and
 // stores *save before the jump, so it is complete before `to` runs.
+// It leaves by an indirect jmp, as Go's gogo does, not by ret: a ret here
+// always goes somewhere other than where the return-address predictor
+// expects (the other side's call site), while the jump's target is
+// predictable from its history. Measured: Gosched 19% less CPU per op
+// (docs/performance.md).
 	.globl	gort_gogo
 	.type	gort_gogo, @function
 gort_gogo:
@@ -61,7 +66,10 @@ gort_gogo:
 	.cfi_restore %r14
 	.cfi_restore %r13
 	.cfi_restore %r12
-	ret
+	popq	%rcx
+	.cfi_adjust_cfa_offset -8
+	.cfi_register %rip, %rcx
+	jmp	*%rcx
 	.cfi_endproc
 	.size	gort_gogo, .-gort_gogo
 
