@@ -53,19 +53,25 @@ gort_gogo:
 	.cfi_rel_offset %r12, 0
 	movq	%rsp, (%rdi)		// *save = this side's context
 	movq	%rsi, %rsp		// the other side's stack from here on
+	// The other side's frame looks like ours, so the CFI above still holds.
 	popq	%r12
-	popq	%r13
-	popq	%r14
-	popq	%r15
-	popq	%rbx
-	popq	%rbp
-	.cfi_adjust_cfa_offset -48	// (the pops restore the other side's
-	.cfi_restore %rbp		// registers; its frame looks like ours)
-	.cfi_restore %rbx
-	.cfi_restore %r15
-	.cfi_restore %r14
-	.cfi_restore %r13
+	.cfi_adjust_cfa_offset -8
 	.cfi_restore %r12
+	popq	%r13
+	.cfi_adjust_cfa_offset -8
+	.cfi_restore %r13
+	popq	%r14
+	.cfi_adjust_cfa_offset -8
+	.cfi_restore %r14
+	popq	%r15
+	.cfi_adjust_cfa_offset -8
+	.cfi_restore %r15
+	popq	%rbx
+	.cfi_adjust_cfa_offset -8
+	.cfi_restore %rbx
+	popq	%rbp
+	.cfi_adjust_cfa_offset -8
+	.cfi_restore %rbp
 	popq	%rcx
 	.cfi_adjust_cfa_offset -8
 	.cfi_register %rip, %rcx
