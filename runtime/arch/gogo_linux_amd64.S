@@ -15,7 +15,11 @@
 // switched: the x87 control word and MXCSR are per-thread state that gort
 // never changes (Go's gogo leaves them alone for the same reason), and the
 // other registers are caller-saved, so the C++ caller has spilled whatever
-// it needs. Nothing is allocated.
+// it needs. So, as in Go, a goroutine that changes the rounding mode or
+// exception masks (fesetround, _MM_SET_ROUNDING_MODE) changes them for its
+// thread: whatever runs there next sees them, and the goroutine keeps them
+// only while it stays on that thread (Boost's fcontext carried them with
+// the goroutine). Nothing is allocated.
 
 	.text
 
