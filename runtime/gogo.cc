@@ -5,7 +5,8 @@
 // goroutine that blocks calls mcall(fn), which saves its context and jumps to
 // g0; g0 runs fn(gp) and then the scheduler picks the next goroutine and
 // gogo()s into it. The register work is the context backend's
-// (runtime/os/context.h: fcontext on POSIX, fibres on Windows); this file
+// (runtime/os/context.h: gort's own gort_gogo on linux/amd64, Boost's
+// fcontext on other POSIX targets, fibres on Windows); this file
 // keeps what every backend shares: the running G, the C++ exception state
 // and the sanitizers' view of each switch. Unlike Go, g0 does not reset its
 // stack on each mcall; it returns into the schedule loop instead (see
@@ -72,7 +73,7 @@ void grun() {
 }  // namespace
 
 // gentry is the bottom frame of every goroutine context (Go's goexit frame
-// plus the call of the goroutine's function). With fcontext each goroutine
+// plus the call of the goroutine's function). On POSIX each goroutine
 // gets a fresh context and the loop never comes round; a fibre resumes here
 // when its G is reused, so the loop runs one body after another.
 void gentry() {
@@ -97,23 +98,33 @@ __attribute__((noinline)) void setg(G* gp) {
   tlsg = gp;
 }
 
-G* getcurg() {
-  G* gp = getg();
+// getcurg: not inlined either, and reads the thread-local itself rather
+// than through getg (one call per use instead of two; the chan and select
+// paths call it on every operation).
+__attribute__((noinline)) G* getcurg() {
+  asm volatile("" ::: "memory");
+  G* gp = tlsg;
   if (gp == nullptr || gp->m == nullptr || gp == gp->m->g0) return nullptr;
   return gp;
 }
 
 // gogo mirrors Go's gogo: on g0, jump into gp; returns when gp mcalls back.
+// g0 never changes threads, so gogo reads and writes the thread-local g
+// directly instead of through getg/setg; the barriers keep the stores on
+// their side of the switch.
 void gogo(G* gp) {
-  G* g0 = getg();
+  asm volatile("" ::: "memory");
+  G* g0 = tlsg;
   EhGlobals* eh = ehGlobals(g0->m);
   EhGlobals saved = *eh;
   std::memcpy(eh, gp->ehState, sizeof(EhGlobals));
-  setg(gp);
+  tlsg = gp;
   racetogo(g0->m, gp);
+  asm volatile("" ::: "memory");
   os::switchContext(&g0->ctx, gp->ctx);
+  asm volatile("" ::: "memory");
   racebackong0(g0->m);
-  setg(g0);
+  tlsg = g0;
   std::memcpy(gp->ehState, eh, sizeof(EhGlobals));
   *eh = saved;
 }

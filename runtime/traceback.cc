@@ -88,7 +88,8 @@ bool isRuntimeFrame(const std::string& f) {
          startsWith(f, "std::__invoke") || startsWith(f, "std::invoke<") ||
          f.find("internal_any_invocable::") != std::string::npos ||
          startsWith(f, "gort_unwind_parked") || startsWith(f, "jump_fcontext") ||
-         startsWith(f, "make_fcontext") ||
+         startsWith(f, "make_fcontext") || startsWith(f, "gort_gogo") ||
+         startsWith(f, "gort_gostart") ||
          // Inlined frames carry DWARF's unqualified names.
          startsWith(f, "__invoke") || startsWith(f, "invoke<") ||
          startsWith(f, "InvokeR<") || startsWith(f, "LocalInvoker<") ||

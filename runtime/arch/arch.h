@@ -34,6 +34,15 @@ void gort_osyield();
 // Executes `cycles` pause instructions (Go's procyield).
 void gort_procyield(std::uint32_t cycles);
 #endif
+#if defined(GORT_ARCH_GOGO)
+// The goroutine switch (runtime/arch/gogo_<goos>_<goarch>.S; the context
+// layout is described there). Saves the running context in *save and
+// resumes `to` (Go's gogo, with mcall's save).
+void gort_gogo(void** save, void* to);
+// A context on the stack below top that starts entry (which must not
+// return) with the ABI's stack alignment, under a frame that ends unwinding.
+void* gort_newcontext(void* top, void (*entry)());
+#endif
 }
 
 #endif  // GORT_RUNTIME_ARCH_ARCH_H_

@@ -1,22 +1,35 @@
 // runtime/arch/traceback_linux_amd64.S: unwinding a goroutine that is
 // switched out (Go walks a parked goroutine from its gobuf's sp and pc;
-// gort's goroutines are parked inside Boost.Context's jump_fcontext).
+// gort's goroutines are parked inside the context backend's switch).
 //
-// jump_fcontext (Boost 1.74, x86_64 System V, as its disassembly shows)
-// stores the caller's state below its return address and hands out that
-// address as the context:
-//   ctx+0x00 mxcsr, x87 control word    ctx+0x08 r12   ctx+0x10 r13
-//   ctx+0x18 r14   ctx+0x20 r15   ctx+0x28 rbx   ctx+0x30 rbp
-//   ctx+0x38 return address into the goroutine's code; ctx+0x40 is the
-//   goroutine's stack pointer after that return.
+// Both switches gort can be built with on amd64 store the caller's state
+// below its return address and hand out the lowest address as the context;
+// seen from the return address down the layout is the same, only the
+// context's distance from it differs:
+//   gort_gogo (runtime/arch/gogo_linux_amd64.S, the default):
+//     ctx+0x00 r12  +0x08 r13  +0x10 r14  +0x18 r15  +0x20 rbx  +0x28 rbp
+//     ctx+0x30 return address; ctx+0x38 is the stack pointer after it.
+//   Boost.Context's jump_fcontext (1.74, as its disassembly shows; built
+//   with -DGORT_CONTEXT_SWITCH=fcontext):
+//     ctx+0x00 mxcsr, x87 control word, then r12 ... rbp as above from
+//     ctx+0x08; ctx+0x38 return address; ctx+0x40 the stack pointer after.
+// GORT_PARKED_CFA is that stack pointer's offset from the context
+// (runtime/CMakeLists.txt defines GORT_ARCH_GOGO when gort_gogo is used).
 //
 // void gort_unwind_parked(void* ctx, void (*fn)(void*), void* arg)
 // calls fn(arg) with a frame whose DWARF call-frame information says that
-// its caller is the parked goroutine: CFA = ctx + 0x40, and the return
-// address and callee-saved registers sit where jump_fcontext left them. An
-// unwinder started inside fn (the compiler's _Unwind_Backtrace) therefore
-// walks fn, this frame, then the goroutine's frames, innermost first. fn
-// must not throw: an exception would unwind into the goroutine's frames.
+// its caller is the parked goroutine: CFA = ctx + GORT_PARKED_CFA, and the
+// return address and callee-saved registers sit where the switch left them.
+// An unwinder started inside fn (the compiler's _Unwind_Backtrace)
+// therefore walks fn, this frame, then the goroutine's frames, innermost
+// first. fn must not throw: an exception would unwind into the goroutine's
+// frames.
+
+#if defined(GORT_ARCH_GOGO)
+#define GORT_PARKED_CFA 0x38
+#else
+#define GORT_PARKED_CFA 0x40
+#endif
 
 	.text
 	.globl	gort_unwind_parked
@@ -29,7 +42,7 @@ gort_unwind_parked:
 	movq	%rdi, %rbx		// the context, for the CFI below
 	movq	%rdx, %rdi
 	.cfi_remember_state
-	.cfi_def_cfa %rbx, 0x40
+	.cfi_def_cfa %rbx, GORT_PARKED_CFA
 	.cfi_offset %rip, -0x08
 	.cfi_offset %rbp, -0x10
 	.cfi_offset %rbx, -0x18

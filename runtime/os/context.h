@@ -4,8 +4,10 @@
 // header (Go does this part in asm_<arch>.s's gogo and mcall, and in
 // stack.go's calls into mem_<os>.go). Each target has one backend, chosen
 // in runtime/CMakeLists.txt as the OS file is:
-//   os/context_fcontext.cc  POSIX: Boost.Context's fcontext, on stacks the
-//                           backend maps itself (with guard pages);
+//   os/context_fcontext.cc  POSIX: stacks the backend maps itself (with
+//                           guard pages), switched by runtime/arch's
+//                           gort_gogo where there is one (linux/amd64),
+//                           else by Boost.Context's fcontext;
 //   os/context_fiber.cc     Windows: fibres, whose stacks Windows allocates
 //                           (the OS then keeps the thread's stack bounds and
 //                           exception list right on every switch).

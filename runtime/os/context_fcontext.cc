@@ -1,12 +1,19 @@
 // runtime/os/context_fcontext.cc: the POSIX backend of runtime/os/context.h:
-// Boost.Context's fcontext on stacks mapped here (Go's gogo/mcall register
-// work, and the part of stack.go and mem_linux.go that maps stacks).
+// stacks mapped here (the part of stack.go and mem_linux.go that maps
+// stacks), switched by gort's own gort_gogo where runtime/arch has one
+// (linux/amd64: runtime/arch/gogo_linux_amd64.S, Go's gogo/mcall register
+// work) and by Boost.Context's fcontext elsewhere.
 //
-// fcontext does the register work: a jump returns the context of the side
-// that jumped, and the data it passed, here the slot where that side wants
-// its own context saved; the side that wakes up stores it there. A
-// goroutine's context is made fresh on its stack each time a goroutine
-// starts there; a finished goroutine's context is simply never resumed.
+// gort_gogo stores the running side's stack pointer in the save slot and
+// loads the other's: callee-saved registers, stack pointer and PC only, as
+// Go's gogo. fcontext also saves the x87 control word and MXCSR on every
+// jump (slow instructions; docs/performance.md), and a jump returns the
+// context of the side that jumped and the data it passed, here the slot
+// where that side wants its own context saved; the side that wakes up
+// stores it there. Either way a goroutine's context is made fresh on its
+// stack each time a goroutine starts there; a finished goroutine's context
+// is simply never resumed. runtime/CMakeLists.txt picks the switch
+// (GORT_CONTEXT_SWITCH; GORT_ARCH_GOGO is defined for gort_gogo).
 //
 // Go grows 2 KiB stacks by copying; C++ frames cannot move, so a gort stack
 // is a fixed reservation (256 KiB by default, Options.stack_size to change)
@@ -30,9 +37,14 @@
 // overflow" (reliability.md states the exact guarantee).
 #include <sys/mman.h>
 
-#include <boost/context/detail/fcontext.hpp>
 #include <atomic>
 #include <vector>
+
+#if defined(GORT_ARCH_GOGO)
+#include "arch/arch.h"
+#else
+#include <boost/context/detail/fcontext.hpp>
+#endif
 
 #include "lock.h"
 #include "os/context.h"
@@ -41,7 +53,6 @@
 
 namespace gort::os {
 
-namespace ctx = boost::context::detail;
 using runtime::lock;
 using runtime::mutex;
 using runtime::unlock;
@@ -104,12 +115,17 @@ bool sysGuard(void* p, std::size_t size) {
 // sysFreeStack: returns a region from sysAllocStack to the OS.
 void sysFreeStack(void* base, std::size_t size) { munmap(base, size); }
 
-// trampoline is the bottom frame of every context: it saves the context
-// that jumped here, as switchContext does on return, and runs the entry.
+#if !defined(GORT_ARCH_GOGO)
+namespace ctx = boost::context::detail;
+
+// trampoline is the bottom frame of every fcontext context: it saves the
+// context that jumped here, as switchContext does on return, and runs the
+// entry.
 void trampoline(ctx::transfer_t t) {
   *static_cast<Context*>(t.data) = t.fctx;
   entryFn.load(std::memory_order_relaxed)();
 }
+#endif
 
 }  // namespace
 
@@ -187,6 +203,17 @@ void stackFreeAll(bool retain) {
   unlock(&stackLock);
 }
 
+#if defined(GORT_ARCH_GOGO)
+// newContext: gort_gostart at the bottom of the stack calls the entry (Go's
+// newproc1 pointing gp.sched at the function, with goexit below it).
+Context newContext(Stack* s) {
+  char* top = static_cast<char*>(s->base) + s->size;
+  return gort_newcontext(top, entryFn.load(std::memory_order_relaxed));
+}
+
+// switchContext: gort_gogo stores *save itself before the jump.
+void switchContext(Context* save, Context to) { gort_gogo(save, to); }
+#else
 Context newContext(Stack* s) {
   char* top = static_cast<char*>(s->base) + s->size;
   return ctx::make_fcontext(top, s->size - s->guard, trampoline);
@@ -196,5 +223,6 @@ void switchContext(Context* save, Context to) {
   ctx::transfer_t t = ctx::jump_fcontext(to, save);
   *static_cast<Context*>(t.data) = t.fctx;
 }
+#endif
 
 }  // namespace gort::os

@@ -8,11 +8,11 @@
 // names the goroutine's saved context as its caller; targets without that
 // trampoline report -1 and the dump says the stack is unavailable.
 //
-// A goroutine stack ends in gentry, called from the trampoline Boost's
-// make_fcontext put at the very top of the stack (the trampoline's CFA is
-// the top, rounded down to 16 on amd64): the walk stops at that frame,
-// before the unwinder would read past the stack, and wherever a frame
-// leaves [lo, hi).
+// A goroutine stack ends in gentry, called from the context backend's
+// bottom frame at the very top of the stack (gort_gostart, or the
+// trampoline Boost's make_fcontext put there; its CFA is the top, rounded
+// down to 16 on amd64): the walk stops at that frame, before the unwinder
+// would read past the stack, and wherever a frame leaves [lo, hi).
 //
 // Symbols come from libdw (elfutils) when the build found it: function,
 // source file and line, from the executable's and libraries' debug
@@ -42,6 +42,13 @@
 #if defined(__x86_64__)
 #define GORT_HAVE_UNWIND_PARKED 1
 extern "C" void gort_unwind_parked(void* ctx, void (*fn)(void*), void* arg);
+// A parked context's distance from the goroutine's stack pointer (the CFA
+// of its innermost frame); runtime/arch/traceback_linux_amd64.S.
+#if defined(GORT_ARCH_GOGO)
+constexpr std::uintptr_t kParkedCfa = 0x38;  // gort_gogo
+#else
+constexpr std::uintptr_t kParkedCfa = 0x40;  // Boost's jump_fcontext
+#endif
 #endif
 
 namespace gort::os {
@@ -78,8 +85,8 @@ _Unwind_Reason_Code walkFrame(_Unwind_Context* ctx, void* arg) {
     return _URC_NO_REASON;
   }
   if (ip == 0) return _URC_END_OF_STACK;
-  // The frame whose CFA is the top of the stack is make_fcontext's
-  // trampoline, below gentry: not a real frame, and unwinding it would read
+  // The frame whose CFA is the top of the stack is the context's bottom
+  // frame (gort_gostart, or make_fcontext's trampoline), below gentry: not a real frame, and unwinding it would read
   // past the stack.
   if (w->hi != 0 && (cfa <= w->lo || cfa >= (w->hi & ~std::uintptr_t{15}))) {
     return _URC_END_OF_STACK;
@@ -105,7 +112,7 @@ int tracebackParked(void* ctx, const void* lo, const void* hi,
   w.hi = reinterpret_cast<std::uintptr_t>(hi);
   w.parked = true;
   std::uintptr_t c = reinterpret_cast<std::uintptr_t>(ctx);
-  if (c <= w.lo || c + 0x40 > w.hi) return 0;  // not on its stack: corrupt
+  if (c <= w.lo || c + kParkedCfa > w.hi) return 0;  // not on its stack
   gort_unwind_parked(ctx, walkFromTrampoline, &w);
   return w.n;
 #else
@@ -118,7 +125,7 @@ int tracebackSelf(const void* lo, const void* hi, std::uintptr_t* pcs,
                   int max) {
 #if !defined(GORT_HAVE_UNWIND_PARKED)
   // Where the bottom of a goroutine stack has not been checked (the stop at
-  // make_fcontext's frame above), do not walk it either.
+  // the context's bottom frame above), do not walk it either.
   (void)lo, (void)hi, (void)pcs, (void)max;
   return -1;
 #endif
