@@ -38,6 +38,7 @@
 #include "gort/runtime.h"
 #include "gort/select.h"
 #include "gtest/gtest.h"
+#include "panic_message.h"
 #include "watchdog.h"
 
 namespace {
@@ -76,17 +77,7 @@ INSTANTIATE_TEST_SUITE_P(Procs, ChanProcsTest, testing::Values(1, 2, 4),
                            return "P" + std::to_string(info.param);
                          });
 
-// Runs f and returns the message of the gort::Panic it throws, or "no panic".
-// The catch block only copies the message.
-template <class F>
-std::string PanicMessage(F&& f) {
-  try {
-    std::forward<F>(f)();
-  } catch (const gort::Panic& p) {
-    return p.what();
-  }
-  return "no panic";
-}
+using gort_test::PanicMessage;
 
 // A payload that counts live instances and notices use after destruction
 // (and so double destruction) through a marker that its destructor clears.

@@ -36,6 +36,7 @@
 #include "gort/runtime.h"
 #include "gort/time.h"
 #include "gtest/gtest.h"
+#include "panic_message.h"
 #include "watchdog.h"
 
 namespace {
@@ -65,17 +66,7 @@ INSTANTIATE_TEST_SUITE_P(Procs, SelectProcsTest, testing::Values(1, 2, 4),
                            return "P" + std::to_string(info.param);
                          });
 
-// Runs f and returns the message of the gort::Panic it throws, or "no panic".
-// The catch block only copies the message.
-template <class F>
-std::string PanicMessage(F&& f) {
-  try {
-    std::forward<F>(f)();
-  } catch (const gort::Panic& p) {
-    return p.what();
-  }
-  return "no panic";
-}
+using gort_test::PanicMessage;
 
 // ---------------------------------------------------------------------------
 // Choosing a case.

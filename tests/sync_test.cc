@@ -15,6 +15,7 @@
 
 #include "gort/gort.h"
 #include "gtest/gtest.h"
+#include "panic_message.h"
 #include "watchdog.h"
 
 namespace {
@@ -185,17 +186,7 @@ TEST(WaitGroupBasicsTest, WaitWithZeroCounterReturnsAtOnce) {
   EXPECT_EQ(returned, 3);
 }
 
-// Calls f and returns the message of the gort::Panic it throws, or "" if it
-// returns normally.
-template <class F>
-std::string PanicMessage(F f) {
-  try {
-    f();
-  } catch (const gort::Panic& p) {
-    return p.what();
-  }
-  return "";
-}
+using gort_test::PanicMessage;
 
 TEST(WaitGroupBasicsTest, NegativeCounterPanics) {
   std::vector<std::string> messages;

@@ -1,4 +1,5 @@
-// tests/timer_test_util.h: helpers shared by sleep_test.cc and tick_test.cc.
+// tests/timer_test_util.h: helpers shared by sleep_test.cc and tick_test.cc
+// (and PanicMessage, from panic_message.h).
 #ifndef GORT_TESTS_TIMER_TEST_UTIL_H_
 #define GORT_TESTS_TIMER_TEST_UTIL_H_
 
@@ -6,23 +7,13 @@
 #include <string>
 
 #include "gort/gort.h"
+#include "panic_message.h"  // PanicMessage
 
 namespace gort_test {
 
 // True if c has a value ready now (it is taken).
 inline bool Ready(const gort::Chan<std::int64_t>& c) {
   return gort::Select(gort::RecvCase(c), gort::DefaultCase()) == 0;
-}
-
-// The message of the gort::Panic f throws, or "" if it throws none.
-template <class F>
-std::string PanicMessage(F f) {
-  try {
-    f();
-  } catch (const gort::Panic& p) {
-    return p.what();
-  }
-  return "";
 }
 
 }  // namespace gort_test
