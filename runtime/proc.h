@@ -173,7 +173,10 @@ void globrunqput(G* gp) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock);
 void globrunqputhead(G* gp) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock);
 void globrunqputbatch(G* head, G* tail, std::int32_t n)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock);
+void globrunqputarray(G* const* gs, std::int32_t n)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock);
 G* globrunqget(P* pp, std::int32_t max) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock);
+void globrunqfree() ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock);
 void runqdrain(P* pp) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock);
 
 // --- proc_syscall.cc (proc.go's syscall half) ---

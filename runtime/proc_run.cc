@@ -233,6 +233,7 @@ void freeAll() ABSL_NO_THREAD_SAFETY_ANALYSIS {
     delete pp;
     allp[i] = nullptr;
   }
+  globrunqfree();
   while (sudog* s = sched.sudogcache) {
     sched.sudogcache = s->next;
     freeSudog(s);

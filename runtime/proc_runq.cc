@@ -6,7 +6,9 @@
 // takes no lock. runnext holds the goroutine just readied by the running
 // one (a channel partner, a new goroutine): it runs next and inherits the
 // time slice, which keeps ping-pong pairs on one P. When the ring is full
-// half of it moves to the global queue, which sched.lock protects.
+// half of it moves to the global queue, which sched.lock protects. Go links
+// the global queue through the Gs; gort keeps chunks of G pointers
+// (gQueueChunk), so a batch is taken without touching the Gs.
 #include "os/os.h"
 #include "panic.h"
 #include "proc.h"
@@ -17,7 +19,8 @@ namespace gort::runtime {
 namespace {
 
 // runqputslow mirrors Go's runqputslow: move half the full ring plus gp to
-// the global queue in one batch.
+// the global queue in one batch (as an array: gort's global queue does not
+// link the Gs).
 bool runqputslow(P* pp, G* gp, std::uint32_t h, std::uint32_t t) {
   G* batch[kRunqSize / 2 + 1];
   std::uint32_t n = (t - h) / 2;
@@ -30,11 +33,52 @@ bool runqputslow(P* pp, G* gp, std::uint32_t h, std::uint32_t t) {
     return false;
   }
   batch[n] = gp;
-  for (std::uint32_t i = 0; i < n; i++) batch[i]->schedlink = batch[i + 1];
   lock(&sched.lock);
-  globrunqputbatch(batch[0], batch[n], static_cast<std::int32_t>(n + 1));
+  globrunqputarray(batch, static_cast<std::int32_t>(n + 1));
   unlock(&sched.lock);
   return true;
+}
+
+// gQueueChunkGet: a spare chunk, or a new one (the queue's high-water mark
+// is kept until Run ends: no allocation in steady state).
+gQueueChunk* gQueueChunkGet() ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock) {
+  gQueueChunk* c = sched.runqfree;
+  if (c != nullptr) {
+    sched.runqfree = c->next;
+  } else {
+    c = new gQueueChunk;
+  }
+  c->next = nullptr;
+  c->head = c->tail = 0;
+  return c;
+}
+
+// globrunqappend adds gp at the global queue's tail.
+void globrunqappend(G* gp) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock) {
+  gQueueChunk* c = sched.runqtail;
+  if (c == nullptr || c->tail == kGQueueChunkSize) {
+    gQueueChunk* fresh = gQueueChunkGet();
+    if (c == nullptr) {
+      sched.runqhead = fresh;
+    } else {
+      c->next = fresh;
+    }
+    sched.runqtail = c = fresh;
+  }
+  c->g[c->tail++] = gp;
+}
+
+// globrunqpop takes the global queue's head; the queue is not empty.
+G* globrunqpop() ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock) {
+  gQueueChunk* c = sched.runqhead;
+  G* gp = c->g[c->head++];
+  if (c->head == c->tail) {
+    sched.runqhead = c->next;
+    if (sched.runqhead == nullptr) sched.runqtail = nullptr;
+    c->next = sched.runqfree;
+    sched.runqfree = c;
+  }
+  return gp;
 }
 
 // runqgrab mirrors Go's runqgrab: take half of pp's queue into batch.
@@ -147,32 +191,50 @@ G* runqsteal(P* pp, P* p2, bool stealRunNextG) {
   return gp;
 }
 
-// globrunqput mirrors Go's globrunqput: a batch of one (Go writes the same
-// list append out twice; here the batch form is the one copy).
-void globrunqput(G* gp) { globrunqputbatch(gp, gp, 1); }
-
-// globrunqputhead mirrors Go's globrunqputhead.
-void globrunqputhead(G* gp) {
-  gp->schedlink = sched.runqhead;
-  sched.runqhead = gp;
-  if (sched.runqtail == nullptr) sched.runqtail = gp;
+// globrunqput mirrors Go's globrunqput.
+void globrunqput(G* gp) {
+  globrunqappend(gp);
   sched.runqsize.fetch_add(1, std::memory_order_release);
 }
 
-// globrunqputbatch mirrors Go's globrunqputbatch.
+// globrunqputhead mirrors Go's globrunqputhead.
+void globrunqputhead(G* gp) {
+  gQueueChunk* c = sched.runqhead;
+  if (c == nullptr || c->head == 0) {
+    gQueueChunk* fresh = gQueueChunkGet();
+    fresh->head = fresh->tail = kGQueueChunkSize;  // fill it from the end
+    fresh->next = c;
+    sched.runqhead = c = fresh;
+    if (sched.runqtail == nullptr) sched.runqtail = fresh;
+  }
+  c->g[--c->head] = gp;
+  sched.runqsize.fetch_add(1, std::memory_order_release);
+}
+
+// globrunqputbatch mirrors Go's globrunqputbatch: the n Gs linked from head
+// to tail through schedlink go to the tail.
 void globrunqputbatch(G* head, G* tail, std::int32_t n) {
   tail->schedlink = nullptr;
-  if (sched.runqtail != nullptr) {
-    sched.runqtail->schedlink = head;
-  } else {
-    sched.runqhead = head;
+  for (G* gp = head; gp != nullptr;) {
+    G* next = gp->schedlink;
+    gp->schedlink = nullptr;
+    globrunqappend(gp);
+    gp = next;
   }
-  sched.runqtail = tail;
+  sched.runqsize.fetch_add(n, std::memory_order_release);
+}
+
+// globrunqputarray: globrunqputbatch for Gs in an array (runqputslow's).
+void globrunqputarray(G* const* gs, std::int32_t n) {
+  for (std::int32_t i = 0; i < n; i++) globrunqappend(gs[i]);
   sched.runqsize.fetch_add(n, std::memory_order_release);
 }
 
 // globrunqget mirrors Go's globrunqget: take a fair share of the global
-// queue, return one and put the rest on pp's local queue.
+// queue, return one and put the rest on pp's local queue. Unlike Go it
+// reads no G while it holds sched.lock, and it prefetches each G it takes:
+// the queue can hold hundreds of thousands of cold Gs (Skynet), and in Go
+// the walk through g.schedlink is a cache miss per G under the lock.
 G* globrunqget(P* pp, std::int32_t max) {
   std::int32_t size = sched.runqsize.load(std::memory_order_relaxed);
   if (size == 0) return nullptr;
@@ -181,15 +243,27 @@ G* globrunqget(P* pp, std::int32_t max) {
   if (max > 0 && n > max) n = max;
   if (n > kRunqSize / 2) n = kRunqSize / 2;
   sched.runqsize.fetch_sub(n, std::memory_order_release);
-  auto pop = []() ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock) {
-    G* gp = sched.runqhead;
-    sched.runqhead = gp->schedlink;
-    if (sched.runqhead == nullptr) sched.runqtail = nullptr;
-    return gp;
-  };
-  G* gp = pop();
-  for (n--; n > 0; n--) runqput(pp, pop(), false);
+  G* gp = globrunqpop();
+  __builtin_prefetch(gp, 1);
+  for (n--; n > 0; n--) {
+    G* next = globrunqpop();
+    __builtin_prefetch(next, 1);
+    runqput(pp, next, false);
+  }
   return gp;
+}
+
+// globrunqfree releases the global queue's chunks, queued and spare, when
+// Run ends (freeAll).
+void globrunqfree() {
+  for (gQueueChunk** list : {&sched.runqhead, &sched.runqfree}) {
+    while (gQueueChunk* c = *list) {
+      *list = c->next;
+      delete c;
+    }
+  }
+  sched.runqtail = nullptr;
+  sched.runqsize.store(0, std::memory_order_relaxed);
 }
 
 // runqdrain moves pp's local queue and runnext to the global queue (Go's

@@ -247,6 +247,18 @@ struct P {
 };
 
 // schedt mirrors Go's schedt.
+// gQueueChunk: a run of the global run queue's G pointers. Go links the
+// queued Gs through g.schedlink; a chunk keeps the pointers together
+// instead, so taking a batch reads one array rather than chasing a cache
+// miss per G while holding sched.lock (proc_runq.cc).
+inline constexpr int kGQueueChunkSize = 256;
+struct gQueueChunk {
+  gQueueChunk* next = nullptr;
+  std::int32_t head = 0;  // slots [head, tail) are queued
+  std::int32_t tail = 0;
+  G* g[kGQueueChunkSize];
+};
+
 struct schedt {
   std::atomic<std::uint64_t> goidgen{0};
   mutex lock;
@@ -264,9 +276,10 @@ struct schedt {
   std::atomic<std::int32_t> npidle{0};
   std::atomic<std::int32_t> nmspinning{0};
 
-  // Global run queue.
-  G* runqhead ABSL_GUARDED_BY(lock) = nullptr;
-  G* runqtail ABSL_GUARDED_BY(lock) = nullptr;
+  // Global run queue, a list of chunks (proc_runq.cc), and spare chunks.
+  gQueueChunk* runqhead ABSL_GUARDED_BY(lock) = nullptr;
+  gQueueChunk* runqtail ABSL_GUARDED_BY(lock) = nullptr;
+  gQueueChunk* runqfree ABSL_GUARDED_BY(lock) = nullptr;
   std::atomic<std::int32_t> runqsize{0};  // written under lock
 
   // Global free-G cache (Go's sched.gFree).

@@ -42,16 +42,15 @@ class RunqTest : public ::testing::Test {
   static std::vector<G*> GlobalQueue() ABSL_NO_THREAD_SAFETY_ANALYSIS {
     std::vector<G*> q;
     lock(&sched.lock);
-    for (G* gp = sched.runqhead; gp != nullptr; gp = gp->schedlink) {
-      q.push_back(gp);
+    for (gQueueChunk* c = sched.runqhead; c != nullptr; c = c->next) {
+      for (int i = c->head; i < c->tail; i++) q.push_back(c->g[i]);
     }
     unlock(&sched.lock);
     return q;
   }
   static void ClearGlobalQueue() ABSL_NO_THREAD_SAFETY_ANALYSIS {
     lock(&sched.lock);
-    sched.runqhead = sched.runqtail = nullptr;
-    sched.runqsize.store(0);
+    globrunqfree();
     unlock(&sched.lock);
   }
   // Everything pp's local queue yields, runnext first.
@@ -181,6 +180,56 @@ TEST_F(RunqTest, GlobrunqgetTakesAFairShare) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   EXPECT_EQ(Drain(&p_), (std::vector<G*>{gs[1], gs[2]}));
   EXPECT_EQ(GlobalQueue(), std::vector<G*>(gs.begin() + 3, gs.end()));
   EXPECT_EQ(sched.runqsize.load(), 7);
+}
+
+// The global queue keeps FIFO order across its chunks, for Gs added one at
+// a time, as an array (runqputslow), as a linked batch (injectglist) and at
+// the head (runqdrain), and every chunk it empties is reused, not leaked.
+TEST_F(RunqTest, GlobalQueueKeepsOrderAcrossChunks)
+ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  const int per = kGQueueChunkSize;
+  std::vector<G*> gs = MakeGs(3 * per + 7);
+  lock(&sched.lock);
+  for (int i = 2; i < per + 5; i++) globrunqput(gs[i]);
+  globrunqputarray(gs.data() + per + 5, per);
+  for (int i = 2 * per + 5; i < 3 * per + 7; i++) {
+    gs[i]->schedlink = i + 1 < 3 * per + 7 ? gs[i + 1] : nullptr;
+  }
+  globrunqputbatch(gs[2 * per + 5], gs[3 * per + 6], per + 2);
+  globrunqputhead(gs[1]);
+  globrunqputhead(gs[0]);
+  unlock(&sched.lock);
+  EXPECT_EQ(GlobalQueue(), gs);
+  EXPECT_EQ(sched.runqsize.load(), 3 * per + 7);
+  int saved = gomaxprocs.load();
+  gomaxprocs.store(1);
+  std::vector<G*> got;
+  for (int round = 0; round < 2; round++) {
+    lock(&sched.lock);
+    while (G* gp = globrunqget(&p_, 0)) {
+      got.push_back(gp);
+      for (G* local : Drain(&p_)) got.push_back(local);
+    }
+    unlock(&sched.lock);
+    EXPECT_EQ(got, gs) << round;
+    EXPECT_EQ(sched.runqsize.load(), 0) << round;
+    EXPECT_EQ(sched.runqhead, nullptr) << round;
+    EXPECT_EQ(sched.runqtail, nullptr) << round;
+    // Every chunk went to the spare list; the second round runs on them.
+    int spare = 0;
+    for (gQueueChunk* c = sched.runqfree; c != nullptr; c = c->next) spare++;
+    EXPECT_GE(spare, 4) << round;
+    gQueueChunk* before = sched.runqfree;
+    got.clear();
+    lock(&sched.lock);
+    globrunqputarray(gs.data(), static_cast<std::int32_t>(gs.size()));
+    unlock(&sched.lock);
+    EXPECT_EQ(sched.runqhead, before) << round;  // a spare, not a new one
+  }
+  lock(&sched.lock);
+  globrunqfree();
+  unlock(&sched.lock);
+  gomaxprocs.store(saved);
 }
 
 // ---------------------------------------------------------------------------
