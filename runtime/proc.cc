@@ -41,6 +41,7 @@ G* allgs = nullptr;
 M* allm = nullptr;
 std::size_t stackSizeSetting = 0;
 os::TimerMode timerMode = os::TimerMode::kLowRes;
+gcountShard gcounts[kMaxGomaxprocs];
 
 namespace {
 constexpr int kGoidCacheBatch = 16;
@@ -91,6 +92,29 @@ std::uint32_t fastrandn(std::uint32_t n) {
       (static_cast<std::uint64_t>(fastrand()) * n) >> 32);
 }
 
+// gcountAdd counts one on the running P's shard: a plain increment (only
+// the P's owner writes it), released so that gcount sees a goroutine's
+// creation whenever it sees its end.
+void gcountAdd(std::atomic<std::uint64_t>* c) {
+  c->store(c->load(std::memory_order_relaxed) + 1, std::memory_order_release);
+}
+
+// gcount mirrors Go's gcount: the live goroutines. The ends are read before
+// the creations, and a goroutine's creation happens before its end, so the
+// result never counts too few: any goroutine alive between the two passes
+// is in it (one that ends meanwhile may be counted too).
+std::int32_t gcount() {
+  std::uint64_t exited = 0;
+  for (const gcountShard& s : gcounts) {
+    exited += s.exited.load(std::memory_order_acquire);
+  }
+  std::uint64_t created = sched.gcreatedNoP.load(std::memory_order_acquire);
+  for (const gcountShard& s : gcounts) {
+    created += s.created.load(std::memory_order_acquire);
+  }
+  return static_cast<std::int32_t>(created - exited);
+}
+
 // allgadd mirrors Go's allgadd: every G ever made stays on allgs until Run
 // ends, so checkdead can inspect them.
 void allgadd(G* gp) {
@@ -126,11 +150,24 @@ G* newproc1(internal::Func fn, G* callergp, const void* gopc) {
     newg->goid.store(static_cast<std::int64_t>(sched.goidgen.fetch_add(1) + 1),
                      std::memory_order_relaxed);
   }
-  sched.ngoroutines.fetch_add(1, std::memory_order_relaxed);
+  if (pp != nullptr) {
+    gcountAdd(&gcounts[pp->id].created);
+  } else {
+    sched.gcreatedNoP.fetch_add(1, std::memory_order_release);
+  }
   casgstatus(newg, _Gdead, _Grunnable);
   traceGoCreate(newg, callergp);
   return newg;
 }
+
+namespace {
+// gFreeNAdd: sched.gFreeN changes only under sched.gFreeLock; it is atomic
+// so that gfget may see it is zero without the lock.
+void gFreeNAdd(std::int32_t d) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.gFreeLock) {
+  sched.gFreeN.store(sched.gFreeN.load(std::memory_order_relaxed) + d,
+                     std::memory_order_relaxed);
+}
+}  // namespace
 
 // gfput mirrors Go's gfput: keep dead Gs with their stacks per P, spilling
 // half to the global list past kGFreeLocalMax.
@@ -146,7 +183,7 @@ void gfput(P* pp, G* gp) {
     pp->gFreeN--;
     g1->schedlink = sched.gFree;
     sched.gFree = g1;
-    sched.gFreeN++;
+    gFreeNAdd(1);
   }
   unlock(&sched.gFreeLock);
 }
@@ -154,12 +191,14 @@ void gfput(P* pp, G* gp) {
 // gfget mirrors Go's gfget; pp may be nullptr (a G made off-runtime).
 G* gfget(P* pp) {
   if (pp == nullptr || pp->gFree == nullptr) {
+    // As in Go, an empty global list is seen without taking its lock.
+    if (sched.gFreeN.load(std::memory_order_relaxed) == 0) return nullptr;
     lock(&sched.gFreeLock);
     if (pp == nullptr) {
       G* gp = sched.gFree;
       if (gp != nullptr) {
         sched.gFree = gp->schedlink;
-        sched.gFreeN--;
+        gFreeNAdd(-1);
       }
       unlock(&sched.gFreeLock);
       return gp;
@@ -167,7 +206,7 @@ G* gfget(P* pp) {
     while (pp->gFreeN < kGFreeLocalMax / 2 && sched.gFree != nullptr) {
       G* gp = sched.gFree;
       sched.gFree = gp->schedlink;
-      sched.gFreeN--;
+      gFreeNAdd(-1);
       gp->schedlink = pp->gFree;
       pp->gFree = gp;
       pp->gFreeN++;
@@ -190,7 +229,7 @@ void gfpurge(P* pp) {
     pp->gFree = gp->schedlink;
     gp->schedlink = sched.gFree;
     sched.gFree = gp;
-    sched.gFreeN++;
+    gFreeNAdd(1);
   }
   pp->gFreeN = 0;
   unlock(&sched.gFreeLock);
@@ -394,7 +433,7 @@ static G* goexit0(G* gp) {
   dropg(mp);
   gp->waitreason = waitReason::zero;
   gp->param = nullptr;
-  sched.ngoroutines.fetch_sub(1, std::memory_order_relaxed);
+  gcountAdd(&gcounts[mp->p->id].exited);
   racegoexit(gp);
   bool locked = gp->lockedm != nullptr;
   gp->lockedm = nullptr;
@@ -410,7 +449,7 @@ static G* mainexit0(G* gp) {
   casgstatus(gp, _Grunning, _Gdead);
   traceGoEnd(gp);
   dropg(mp);
-  sched.ngoroutines.fetch_sub(1, std::memory_order_relaxed);
+  gcountAdd(&gcounts[mp->p->id].exited);
   // Sequentially consistent: entersyscall stores syscallState, then loads
   // exiting; Run loads syscallState after this (exitEvent).
   sched.exiting.store(true);

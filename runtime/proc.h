@@ -24,6 +24,7 @@ extern G* allgs ABSL_GUARDED_BY(allglock);
 extern M* allm ABSL_GUARDED_BY(sched.lock);
 extern std::size_t stackSizeSetting;
 extern os::TimerMode timerMode;
+extern gcountShard gcounts[kMaxGomaxprocs];  // by P id; zeroed per Run
 
 // --- gogo.cc: switching stacks (Go's asm_amd64.s) ---
 G* getg();
@@ -88,6 +89,8 @@ sudog* acquireSudog(P* pp);  // pp: the calling goroutine's P
 void releaseSudog(sudog* s);
 void releaseSudog(sudog* s, P* pp);
 void allgadd(G* gp);
+std::int32_t gcount();
+void gcountAdd(std::atomic<std::uint64_t>* c);
 void gfput(P* pp, G* gp);
 G* gfget(P* pp);
 void gfpurge(P* pp);

@@ -122,6 +122,10 @@ void resetSched() ABSL_NO_THREAD_SAFETY_ANALYSIS {
                 "schedt must hold no resources: resetSched re-creates it");
   std::destroy_at(&sched);
   std::construct_at(&sched);
+  for (gcountShard& s : gcounts) {
+    s.created.store(0, std::memory_order_relaxed);
+    s.exited.store(0, std::memory_order_relaxed);
+  }
   sched.timerFallbacksBase = os::timerFallbacks();
   gomaxprocs.store(0);
   allm = nullptr;
@@ -373,14 +377,14 @@ void Gosched() {
   gosched();
 }
 
-int NumGoroutine() { return sched.ngoroutines.load(); }
+int NumGoroutine() { return gcount(); }
 
 std::int64_t Nanotime() { return os::nanotime(); }
 
 Stats ReadStats() ABSL_NO_THREAD_SAFETY_ANALYSIS {
   Stats s;
   s.gomaxprocs = gomaxprocs.load();
-  s.goroutines = sched.ngoroutines.load();
+  s.goroutines = gcount();
   lock(&sched.lock);
   s.threads = static_cast<int>(sched.mnext);
   unlock(&sched.lock);

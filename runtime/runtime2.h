@@ -285,7 +285,7 @@ struct schedt {
   // Global free-G cache (Go's sched.gFree).
   mutex gFreeLock;
   G* gFree ABSL_GUARDED_BY(gFreeLock) = nullptr;
-  std::int32_t gFreeN ABSL_GUARDED_BY(gFreeLock) = 0;
+  std::atomic<std::int32_t> gFreeN{0};  // written under gFreeLock
 
   // Global sudog cache (Go's sched.sudogcache).
   mutex sudoglock;
@@ -320,7 +320,17 @@ struct schedt {
   std::atomic<std::int64_t> preemptRequests{0};
   std::atomic<std::int64_t> sysmonWakes{0};
   std::atomic<std::int64_t> blockWarnings{0};
-  std::atomic<std::int32_t> ngoroutines{0};
+  // Goroutines created by no P (Run's main); the rest are counted per P.
+  std::atomic<std::uint64_t> gcreatedNoP{0};
+};
+
+// gcountShard: goroutines created and ended on one P, written only by the
+// M holding it (gcount sums them). Go derives its count from the G free
+// lists instead; a single counter shared by every P cost a cache-line
+// transfer per goroutine created and per goroutine ended.
+struct alignas(64) gcountShard {
+  std::atomic<std::uint64_t> created{0};
+  std::atomic<std::uint64_t> exited{0};
 };
 
 }  // namespace gort::runtime
