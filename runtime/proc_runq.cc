@@ -39,9 +39,11 @@ bool runqputslow(P* pp, G* gp, std::uint32_t h, std::uint32_t t) {
   return true;
 }
 
-// gQueueChunkGet: a spare chunk, or a new one (the queue's high-water mark
-// is kept until Run ends: no allocation in steady state).
-gQueueChunk* gQueueChunkGet() ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock) {
+// globrunqgrow links a chunk, spare or new, at the global queue's tail and
+// returns it (the queue's high-water mark is kept until Run ends: no
+// allocation in steady state). Out of line: the append stays a leaf.
+__attribute__((noinline)) gQueueChunk* globrunqgrow()
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock) {
   gQueueChunk* c = sched.runqfree;
   if (c != nullptr) {
     sched.runqfree = c->next;
@@ -50,33 +52,45 @@ gQueueChunk* gQueueChunkGet() ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock) {
   }
   c->next = nullptr;
   c->head = c->tail = 0;
+  if (sched.runqtail == nullptr) {
+    sched.runqhead = c;
+  } else {
+    sched.runqtail->next = c;
+  }
+  sched.runqtail = c;
   return c;
 }
 
 // globrunqappend adds gp at the global queue's tail.
-void globrunqappend(G* gp) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock) {
+inline void globrunqappend(G* gp) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock) {
   gQueueChunk* c = sched.runqtail;
-  if (c == nullptr || c->tail == kGQueueChunkSize) {
-    gQueueChunk* fresh = gQueueChunkGet();
-    if (c == nullptr) {
-      sched.runqhead = fresh;
-    } else {
-      c->next = fresh;
-    }
-    sched.runqtail = c = fresh;
+  if (c == nullptr || c->tail == kGQueueChunkSize) [[unlikely]] {
+    c = globrunqgrow();
   }
   c->g[c->tail++] = gp;
 }
 
-// globrunqpop takes the global queue's head; the queue is not empty.
-G* globrunqpop() ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock) {
+// globrunqretire moves the emptied head chunk c, which has a successor, to
+// the spares.
+__attribute__((noinline)) void globrunqretire(gQueueChunk* c)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock) {
+  sched.runqhead = c->next;
+  c->next = sched.runqfree;
+  sched.runqfree = c;
+}
+
+// globrunqpop takes the global queue's head; the queue is not empty. The
+// last chunk stays in place when it empties, rewound, so that a queue that
+// keeps going from empty to one G and back (Gosched) never changes chunks.
+inline G* globrunqpop() ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock) {
   gQueueChunk* c = sched.runqhead;
   G* gp = c->g[c->head++];
   if (c->head == c->tail) {
-    sched.runqhead = c->next;
-    if (sched.runqhead == nullptr) sched.runqtail = nullptr;
-    c->next = sched.runqfree;
-    sched.runqfree = c;
+    if (c->next == nullptr) {
+      c->head = c->tail = 0;
+    } else {
+      globrunqretire(c);
+    }
   }
   return gp;
 }
@@ -201,7 +215,12 @@ void globrunqput(G* gp) {
 void globrunqputhead(G* gp) {
   gQueueChunk* c = sched.runqhead;
   if (c == nullptr || c->head == 0) {
-    gQueueChunk* fresh = gQueueChunkGet();
+    gQueueChunk* fresh = sched.runqfree;
+    if (fresh != nullptr) {
+      sched.runqfree = fresh->next;
+    } else {
+      fresh = new gQueueChunk;
+    }
     fresh->head = fresh->tail = kGQueueChunkSize;  // fill it from the end
     fresh->next = c;
     sched.runqhead = c = fresh;

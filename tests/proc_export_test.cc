@@ -10,6 +10,7 @@
 #include <memory>
 #include <numeric>
 #include <random>
+#include <set>
 #include <vector>
 
 #include "gort/gort.h"
@@ -184,27 +185,38 @@ TEST_F(RunqTest, GlobrunqgetTakesAFairShare) ABSL_NO_THREAD_SAFETY_ANALYSIS {
 
 // The global queue keeps FIFO order across its chunks, for Gs added one at
 // a time, as an array (runqputslow), as a linked batch (injectglist) and at
-// the head (runqdrain), and every chunk it empties is reused, not leaked.
+// the head (runqdrain); the chunks it empties are reused, not leaked or
+// reallocated.
 TEST_F(RunqTest, GlobalQueueKeepsOrderAcrossChunks)
 ABSL_NO_THREAD_SAFETY_ANALYSIS {
   const int per = kGQueueChunkSize;
   std::vector<G*> gs = MakeGs(3 * per + 7);
-  lock(&sched.lock);
-  for (int i = 2; i < per + 5; i++) globrunqput(gs[i]);
-  globrunqputarray(gs.data() + per + 5, per);
-  for (int i = 2 * per + 5; i < 3 * per + 7; i++) {
-    gs[i]->schedlink = i + 1 < 3 * per + 7 ? gs[i + 1] : nullptr;
-  }
-  globrunqputbatch(gs[2 * per + 5], gs[3 * per + 6], per + 2);
-  globrunqputhead(gs[1]);
-  globrunqputhead(gs[0]);
-  unlock(&sched.lock);
-  EXPECT_EQ(GlobalQueue(), gs);
-  EXPECT_EQ(sched.runqsize.load(), 3 * per + 7);
+  auto chunks = []() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+    std::set<gQueueChunk*> all;
+    for (gQueueChunk* l : {sched.runqhead, sched.runqfree}) {
+      for (gQueueChunk* c = l; c != nullptr; c = c->next) all.insert(c);
+    }
+    return all;
+  };
   int saved = gomaxprocs.load();
   gomaxprocs.store(1);
-  std::vector<G*> got;
+  std::set<gQueueChunk*> first;
   for (int round = 0; round < 2; round++) {
+    lock(&sched.lock);
+    for (int i = 2; i < per + 5; i++) globrunqput(gs[i]);
+    globrunqputarray(gs.data() + per + 5, per);
+    for (int i = 2 * per + 5; i < 3 * per + 7; i++) {
+      gs[i]->schedlink = i + 1 < 3 * per + 7 ? gs[i + 1] : nullptr;
+    }
+    globrunqputbatch(gs[2 * per + 5], gs[3 * per + 6], per + 2);
+    globrunqputhead(gs[1]);
+    globrunqputhead(gs[0]);
+    unlock(&sched.lock);
+    EXPECT_EQ(GlobalQueue(), gs) << round;
+    EXPECT_EQ(sched.runqsize.load(), 3 * per + 7) << round;
+    if (round == 0) first = chunks();
+    EXPECT_EQ(chunks(), first) << round;  // round 1 made none
+    std::vector<G*> got;
     lock(&sched.lock);
     while (G* gp = globrunqget(&p_, 0)) {
       got.push_back(gp);
@@ -213,22 +225,18 @@ ABSL_NO_THREAD_SAFETY_ANALYSIS {
     unlock(&sched.lock);
     EXPECT_EQ(got, gs) << round;
     EXPECT_EQ(sched.runqsize.load(), 0) << round;
-    EXPECT_EQ(sched.runqhead, nullptr) << round;
-    EXPECT_EQ(sched.runqtail, nullptr) << round;
-    // Every chunk went to the spare list; the second round runs on them.
-    int spare = 0;
-    for (gQueueChunk* c = sched.runqfree; c != nullptr; c = c->next) spare++;
-    EXPECT_GE(spare, 4) << round;
-    gQueueChunk* before = sched.runqfree;
-    got.clear();
-    lock(&sched.lock);
-    globrunqputarray(gs.data(), static_cast<std::int32_t>(gs.size()));
-    unlock(&sched.lock);
-    EXPECT_EQ(sched.runqhead, before) << round;  // a spare, not a new one
+    EXPECT_TRUE(GlobalQueue().empty()) << round;
+    EXPECT_EQ(chunks(), first) << round;  // every chunk kept for reuse
   }
+  // A queue going from empty to one G and back keeps using one chunk.
   lock(&sched.lock);
-  globrunqfree();
+  for (int i = 0; i < 3 * per; i++) {
+    globrunqput(gs[0]);
+    EXPECT_EQ(globrunqget(&p_, 1), gs[0]);
+  }
   unlock(&sched.lock);
+  EXPECT_EQ(chunks(), first);
+  EXPECT_EQ(sched.runqhead, sched.runqtail);
   gomaxprocs.store(saved);
 }
 
