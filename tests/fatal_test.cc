@@ -10,7 +10,7 @@
 //     sync_test WaitGroupDeathTest.UncaughtNegativeCounterPanicEndsProgram
 //   - unlock of an unlocked Mutex: sync_test MutexDeathTest.*
 //   - GOMAXPROCS=abc / -1 / 0 / 4x and 1000:
-//     proc_test GomaxprocsEnvDeathTest.*
+//     gomaxprocs_api_test GomaxprocsEnvDeathTest.*
 //
 // Every death test runs in the threadsafe style (the child re-executes the
 // binary) because the runtime makes threads. A child that could hang is

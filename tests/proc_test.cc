@@ -1,8 +1,9 @@
 // tests/proc_test.cc: tests of the scheduler core, in the spirit of Go's
-// runtime/proc_test.go: Run, Go, Gosched, GOMAXPROCS and $GOMAXPROCS,
-// NumGoroutine, parallelism, fairness, work stealing, Sleep, stats, and the
-// fatal paths (deadlock, an exception escaping a goroutine). Syscalls and
-// sysmon's retake and preemption requests are in syscall_test.cc.
+// runtime/proc_test.go: Run, Go, Gosched, NumGoroutine, parallelism,
+// fairness, work stealing, Sleep, stats, and the fatal paths (deadlock, an
+// exception escaping a goroutine). GOMAXPROCS and $GOMAXPROCS are in
+// gomaxprocs_api_test.cc; syscalls and sysmon's retake and preemption
+// requests in syscall_test.cc.
 //
 // Conventions: a test that could hang on a broken runtime waits in a loop
 // bounded by kDeadline (or an iteration count) and then fails; whatever is
@@ -17,7 +18,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
-#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -26,6 +26,7 @@
 #include "gort/debug.h"
 #include "gort/gort.h"
 #include "gtest/gtest.h"
+#include "spawn_chain.h"
 #include "test_os.h"
 #include "watchdog.h"
 
@@ -37,46 +38,11 @@ using gort_test::kDeadline;
 using gort_test::Procs;
 using gort_test::RunGuarded;
 using gort_test::Scaled;
+using gort_test::SpawnChain;
 using gort_test::SpinFor;
-
 
 constexpr char kDeadlockMessage[] =
     "fatal error: all goroutines are asleep - deadlock!";
-
-
-using gort_test::CpuCount;
-
-// GOMAXPROCS with neither Options.maxprocs nor a valid $GOMAXPROCS.
-int DefaultProcs() { return std::min(CpuCount(), 256); }
-
-
-// Sets or unsets an environment variable for one scope.
-class ScopedEnv {
- public:
-  // value == nullptr unsets the variable.
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value != nullptr) {
-      setenv(name, value, 1);
-    } else {
-      unsetenv(name);
-    }
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-  ~ScopedEnv() {
-    if (old_.has_value()) {
-      setenv(name_.c_str(), old_->c_str(), 1);
-    } else {
-      unsetenv(name_.c_str());
-    }
-  }
-
- private:
-  std::string name_;
-  std::optional<std::string> old_;
-};
-
 
 // Death tests fork after the runtime has made threads: re-exec instead.
 class ThreadsafeDeathTest : public ::testing::Test {
@@ -395,219 +361,6 @@ TEST(RunTest, ConcurrentRunFromAnotherThreadPanics) {
   int procs = 0;
   RunGuarded([&] { procs = gort::GOMAXPROCS(0); }, Procs(1));
   EXPECT_EQ(procs, 1);
-}
-
-// ---------------------------------------------------------------------------
-// GOMAXPROCS
-
-TEST(GomaxprocsTest, QueriesAndChanges) {
-  std::vector<int> got;
-  RunGuarded(
-      [&] {
-        got.push_back(gort::GOMAXPROCS(0));           // 2
-        got.push_back(gort::GOMAXPROCS(-1));          // 2
-        got.push_back(gort::GOMAXPROCS(4));           // 2
-        got.push_back(gort::GOMAXPROCS(0));           // 4
-        got.push_back(gort::ReadStats().gomaxprocs);  // 4
-        got.push_back(gort::GOMAXPROCS(4));           // 4: unchanged
-        got.push_back(gort::GOMAXPROCS(1));           // 4
-        got.push_back(gort::GOMAXPROCS(0));           // 1
-        got.push_back(gort::ReadStats().gomaxprocs);  // 1
-      },
-      Procs(2));
-  EXPECT_EQ(got, (std::vector<int>{2, 2, 2, 4, 4, 4, 4, 1, 1}));
-}
-
-TEST(GomaxprocsTest, WorkCompletesAcrossChanges) {
-  constexpr int kWorkers = 40;   // per batch
-  constexpr int kSteps = 20;     // Gosched calls per worker
-  constexpr int kSleepers = 10;  // per batch
-  std::atomic<int> steps{0};
-  std::atomic<int> woke{0};
-  std::vector<int> previous;
-  RunGuarded(
-      [&] {
-        gort::WaitGroup wg;
-        auto spawn_batch = [&] {
-          wg.Add(kWorkers + kSleepers);
-          for (int i = 0; i < kWorkers; i++) {
-            gort::Go([&] {
-              for (int s = 0; s < kSteps; s++) {
-                steps.fetch_add(1);
-                gort::Gosched();
-              }
-              wg.Done();
-            });
-          }
-          // Sleepers whose timers sit on Ps that may be destroyed below.
-          for (int i = 0; i < kSleepers; i++) {
-            gort::Go([&, i] {
-              gort::Sleep(std::chrono::microseconds(200 * (i + 1)));
-              woke.fetch_add(1);
-              wg.Done();
-            });
-          }
-        };
-        spawn_batch();
-        previous.push_back(gort::GOMAXPROCS(4));
-        spawn_batch();
-        previous.push_back(gort::GOMAXPROCS(1));
-        spawn_batch();
-        previous.push_back(gort::GOMAXPROCS(3));
-        spawn_batch();
-        previous.push_back(gort::GOMAXPROCS(2));
-        wg.Wait();
-        previous.push_back(gort::GOMAXPROCS(0));
-      },
-      Procs(2));
-  EXPECT_EQ(previous, (std::vector<int>{2, 4, 1, 3, 2}));
-  EXPECT_EQ(steps.load(), 4 * kWorkers * kSteps);
-  EXPECT_EQ(woke.load(), 4 * kSleepers);
-}
-
-// A goroutine that starts its successor and exits, until told to stop (a
-// chain of short-lived goroutines, always one alive). If nobody stops it
-// before `deadline` it stops itself and sets *timed_out, so a scheduler
-// that lets the chain starve everyone else fails instead of hanging.
-struct SpawnChain {
-  std::atomic<bool>* stop;
-  std::atomic<bool>* timed_out;
-  std::atomic<int>* links;
-  gort::WaitGroup* done;
-  std::int64_t deadline;
-  void operator()() const {
-    links->fetch_add(1);
-    if (!stop->load() && gort::Nanotime() > deadline) timed_out->store(true);
-    if (stop->load() || timed_out->load()) {
-      done->Done();
-      return;
-    }
-    gort::Go(*this);
-  }
-};
-
-TEST(GomaxprocsTest, ConcurrentChangesWhileGoroutinesRunAndSpawn) {
-  constexpr int kChangers = 2;
-  constexpr int kChanges = 100;
-  constexpr int kWorkers = 6;
-  constexpr int kSteps = 500;
-  std::atomic<int> steps{0};
-  std::atomic<int> links{0};
-  std::atomic<bool> chain_timed_out{false};
-  int final_procs = 0;
-  RunGuarded(
-      [&] {
-        std::atomic<bool> stop{false};
-        gort::WaitGroup changers, workers, chain;
-        chain.Add(1);
-        gort::Go(SpawnChain{&stop, &chain_timed_out, &links, &chain,
-                            DeadlineFromNow()});
-        workers.Add(kWorkers);
-        for (int i = 0; i < kWorkers; i++) {
-          gort::Go([&] {
-            for (int s = 0; s < kSteps; s++) {
-              steps.fetch_add(1);
-              gort::Gosched();
-            }
-            workers.Done();
-          });
-        }
-        changers.Add(kChangers);
-        for (int c = 0; c < kChangers; c++) {
-          gort::Go([&, c] {
-            for (int i = 0; i < kChanges; i++) {
-              int n = 1 + (i + c) % 4;
-              int before = gort::GOMAXPROCS(n);
-              EXPECT_GE(before, 1);
-              EXPECT_LE(before, 4);
-            }
-            changers.Done();
-          });
-        }
-        changers.Wait();
-        workers.Wait();
-        stop.store(true);
-        chain.Wait();
-        final_procs = gort::GOMAXPROCS(0);
-      },
-      Procs(2));
-  EXPECT_FALSE(chain_timed_out.load())
-      << "the spawn chain starved the other goroutines";
-  EXPECT_EQ(steps.load(), kWorkers * kSteps);
-  EXPECT_GT(links.load(), 0);
-  EXPECT_GE(final_procs, 1);
-  EXPECT_LE(final_procs, 4);
-}
-
-// ---------------------------------------------------------------------------
-// $GOMAXPROCS
-
-TEST(GomaxprocsEnvTest, ValidValueIsUsed) {
-  ScopedEnv env("GOMAXPROCS", "3");
-  int procs = 0;
-  RunGuarded([&] { procs = gort::GOMAXPROCS(0); });
-  EXPECT_EQ(procs, 3);
-}
-
-TEST(GomaxprocsEnvTest, OptionsOverrideEnv) {
-  ScopedEnv env("GOMAXPROCS", "3");
-  int procs = 0;
-  RunGuarded([&] { procs = gort::GOMAXPROCS(0); }, Procs(2));
-  EXPECT_EQ(procs, 2);
-}
-
-TEST(GomaxprocsEnvTest, UnsetOrEmptyMeansCpuCount) {
-  for (const char* value : {static_cast<const char*>(nullptr), ""}) {
-    ScopedEnv env("GOMAXPROCS", value);
-    int procs = 0;
-    RunGuarded([&] { procs = gort::GOMAXPROCS(0); });
-    EXPECT_EQ(procs, DefaultProcs())
-        << "GOMAXPROCS=" << (value == nullptr ? "(unset)" : value);
-  }
-}
-
-TEST(GomaxprocsEnvTest, ReadAtEachRun) {
-  for (const char* value : {"2", "3", "1"}) {
-    ScopedEnv env("GOMAXPROCS", value);
-    int procs = 0;
-    RunGuarded([&] { procs = gort::GOMAXPROCS(0); });
-    EXPECT_EQ(procs, std::atoi(value));
-  }
-}
-
-TEST(GomaxprocsEnvTest, MaximumIsAccepted) {
-  ScopedEnv env("GOMAXPROCS", "256");
-  int procs = 0;
-  RunGuarded([&] { procs = gort::GOMAXPROCS(0); });
-  EXPECT_EQ(procs, 256);
-}
-
-// For death-test children: runs with $GOMAXPROCS = value and exits 0 if
-// GOMAXPROCS(0) was want, else 1.
-[[noreturn]] void RunWithEnvAndExit(const char* value, int want) {
-  setenv("GOMAXPROCS", value, 1);
-  int got = 0;
-  RunGuarded([&] { got = gort::GOMAXPROCS(0); });
-  if (got != want) {
-    std::fprintf(stderr, "test: GOMAXPROCS(0) = %d, want %d\n", got, want);
-    std::_Exit(1);
-  }
-  std::_Exit(0);
-}
-
-using GomaxprocsEnvDeathTest = ThreadsafeDeathTest;
-
-TEST_F(GomaxprocsEnvDeathTest, InvalidValueWarnsAndUsesCpuCount) {
-  for (const char* value : {"abc", "-1", "0", "4x"}) {
-    EXPECT_EXIT(RunWithEnvAndExit(value, DefaultProcs()),
-                ::testing::ExitedWithCode(0), "GOMAXPROCS")
-        << "GOMAXPROCS=" << value;
-  }
-}
-
-TEST_F(GomaxprocsEnvDeathTest, TooLargeValueWarnsAndIsCapped) {
-  EXPECT_EXIT(RunWithEnvAndExit("1000", 256), ::testing::ExitedWithCode(0),
-              "GOMAXPROCS");
 }
 
 // ---------------------------------------------------------------------------
