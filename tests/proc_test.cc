@@ -1,9 +1,9 @@
 // tests/proc_test.cc: tests of the scheduler core, in the spirit of Go's
 // runtime/proc_test.go: Run, Go, Gosched, NumGoroutine, parallelism,
-// fairness, work stealing, Sleep, stats, and the fatal paths (deadlock, an
-// exception escaping a goroutine). GOMAXPROCS and $GOMAXPROCS are in
-// gomaxprocs_api_test.cc; syscalls and sysmon's retake and preemption
-// requests in syscall_test.cc.
+// fairness, work stealing, Sleep and stats. GOMAXPROCS and $GOMAXPROCS are
+// in gomaxprocs_api_test.cc; the fatal paths (deadlock, an exception
+// escaping a goroutine, stack overflow) in fatal_test.cc; syscalls and
+// sysmon's retake and preemption requests in syscall_test.cc.
 //
 // Conventions: a test that could hang on a broken runtime waits in a loop
 // bounded by kDeadline (or an iteration count) and then fails; whatever is
@@ -16,7 +16,6 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -40,15 +39,6 @@ using gort_test::RunGuarded;
 using gort_test::Scaled;
 using gort_test::SpawnChain;
 using gort_test::SpinFor;
-
-constexpr char kDeadlockMessage[] =
-    "fatal error: all goroutines are asleep - deadlock!";
-
-// Death tests fork after the runtime has made threads: re-exec instead.
-class ThreadsafeDeathTest : public ::testing::Test {
- protected:
-  void SetUp() override { GTEST_FLAG_SET(death_test_style, "threadsafe"); }
-};
 
 // ---------------------------------------------------------------------------
 // Run
@@ -1016,204 +1006,6 @@ TEST(NanotimeTest, IsMonotonic) {
   std::int64_t t0 = gort::Nanotime();
   std::this_thread::sleep_for(2ms);
   EXPECT_GT(gort::Nanotime(), t0);
-}
-
-// ---------------------------------------------------------------------------
-// Fatal errors
-
-using DeadlockDeathTest = ThreadsafeDeathTest;
-
-TEST_F(DeadlockDeathTest, MainBlockedOnChannelReceive) {
-  for (int procs : {1, 2}) {
-    EXPECT_EXIT(RunGuarded(
-                    [] {
-                      auto c = gort::MakeChan<int>();
-                      c.Recv();
-                    },
-                    Procs(procs)),
-                ::testing::ExitedWithCode(2), kDeadlockMessage)
-        << "maxprocs " << procs;
-  }
-}
-
-TEST_F(DeadlockDeathTest, MainWaitingOnWaitGroup) {
-  EXPECT_EXIT(RunGuarded(
-                  [] {
-                    gort::WaitGroup wg;
-                    wg.Add(1);
-                    wg.Wait();
-                  },
-                  Procs(2)),
-              ::testing::ExitedWithCode(2), kDeadlockMessage);
-}
-
-TEST_F(DeadlockDeathTest, EveryGoroutineBlocked) {
-  EXPECT_EXIT(RunGuarded(
-                  [] {
-                    gort::Mutex mu;
-                    auto c = gort::MakeChan<int>();
-                    mu.Lock();
-                    for (int i = 0; i < 3; i++) {
-                      gort::Go([&] { mu.Lock(); });
-                    }
-                    gort::Go([c] {
-                      c.Send(1);
-                      c.Send(2);
-                    });
-                    c.Recv();
-                    mu.Lock();
-                  },
-                  Procs(2)),
-              ::testing::ExitedWithCode(2), kDeadlockMessage);
-}
-
-TEST_F(DeadlockDeathTest, ReportedOnceSleepersHaveFinished) {
-  EXPECT_EXIT(RunGuarded(
-                  [] {
-                    gort::Go([] { gort::Sleep(5ms); });
-                    gort::Sleep(1ms);
-                    gort::MakeChan<int>().Recv();
-                  },
-                  Procs(1)),
-              ::testing::ExitedWithCode(2), kDeadlockMessage);
-}
-
-using PanicDeathTest = ThreadsafeDeathTest;
-
-// Main sleeps up to kDeadline so that only the panic can end the process
-// with status 2 (main returning ends the death test without dying).
-void SleepUntilKilled() {
-  const std::int64_t deadline = DeadlineFromNow();
-  while (gort::Nanotime() < deadline) gort::Sleep(1ms);
-}
-
-TEST_F(PanicDeathTest, ExceptionEscapingGoroutine) {
-  EXPECT_EXIT(RunGuarded(
-                  [] {
-                    gort::Go([] { throw std::runtime_error("boom"); });
-                    SleepUntilKilled();
-                  },
-                  Procs(2)),
-              ::testing::ExitedWithCode(2),
-              "panic: boom\\s+goroutine \\S+ \\[running\\]:");
-}
-
-TEST_F(PanicDeathTest, GortPanicEscapingGoroutine) {
-  EXPECT_EXIT(RunGuarded(
-                  [] {
-                    gort::Go([] {
-                      gort::Gosched();
-                      throw gort::Panic("something went wrong");
-                    });
-                    SleepUntilKilled();
-                  },
-                  Procs(1)),
-              ::testing::ExitedWithCode(2),
-              "panic: something went wrong\\s+goroutine \\S+ \\[running\\]:");
-}
-
-// Recurses n levels deep with a 512-byte frame that cannot be optimised
-// away.
-__attribute__((noinline)) int Recurse(int n) {
-  volatile char frame[512];
-  frame[0] = static_cast<char>(n);
-  if (n == 0) return frame[0];
-  return Recurse(n - 1) + frame[0];
-}
-
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-
-// Running off the end of a goroutine stack hits its guard page: Go's
-// message and status, not a bare segmentation fault.
-TEST_F(PanicDeathTest, StackOverflowIsAFatalError) {
-  if (kSanitized) GTEST_SKIP() << "the sanitizers report stack overflows";
-  EXPECT_EXIT(RunGuarded(
-                  [] {
-                    gort::Go([] { std::printf("%d\n", Recurse(1 << 20)); });
-                    SleepUntilKilled();
-                  },
-                  Procs(1)),
-              ::testing::ExitedWithCode(2),
-              "fatal error: stack overflow\\s+goroutine \\S+ \\[running\\]:");
-}
-
-}  // namespace
-
-namespace {
-
-// Beyond the guard pages: a Run keeps kHeld goroutines alive (parked on a
-// channel, so their stacks stay in use) and then starts one more, the
-// kHeld + 1st, which runs `overflow`. The kernel's default vm.max_map_count
-// (65 530) affords about 24 000 guard pages, so with the default limit that
-// goroutine's stack has none and only its canary can catch the overflow
-// (with a raised limit it has a guard page, which catches it too). Goroutine
-// ids are sequential with one P: main is 1, the last one kHeld + 2.
-template <class F>
-void RunWithLastOfManyGoroutines(int held, F overflow) {
-  gort::Options options = Procs(1);
-  options.stack_size = 16 * 1024;  // 40 000 stacks fit 32-bit targets too
-  RunGuarded(
-      [held, overflow] {
-        auto hold = gort::MakeChan<int>();
-        gort::WaitGroup started;
-        started.Add(held);
-        for (int i = 0; i < held; i++) {
-          gort::Go([hold, &started] {
-            started.Done();
-            hold.Recv();
-          });
-        }
-        started.Wait();
-        gort::Go(overflow);
-        SleepUntilKilled();
-      },
-      options);
-}
-
-std::string OverflowReport(int held) {
-  return "fatal error: stack overflow\\s+goroutine " +
-         std::to_string(held + 2) + " \\[running\\]:";
-}
-
-// The 40 000th goroutine recurses without end: it runs through the stacks
-// below its own until it faults, and the fault is reported as its stack
-// overflow (its stack pointer is below its limit), not as a crash.
-TEST_F(PanicDeathTest, StackOverflowOfThe40000thGoroutineIsAFatalError) {
-  if (kSanitized) GTEST_SKIP() << "the sanitizers report stack overflows";
-  if (gort_test::UnderWine() && sizeof(void*) == 4) {
-    GTEST_SKIP() << "40 000 fibre stacks do not fit in Wine's 32-bit address "
-                    "space (see HundredThousandTest)";
-  }
-  const int held = gort_test::Scaled(40000) - 1;
-  EXPECT_EXIT(RunWithLastOfManyGoroutines(
-                  held, [] { std::printf("%d\n", Recurse(1 << 20)); }),
-              ::testing::ExitedWithCode(2), OverflowReport(held));
-}
-
-// The 40 000th goroutine goes a few KiB past its limit and comes back
-// without faulting; its next switch (a Gosched) finds the canary broken.
-TEST_F(PanicDeathTest, StackOverflowThatReturnsIsFatalAtTheNextSwitch) {
-  if (kSanitized) GTEST_SKIP() << "the sanitizers report stack overflows";
-#if defined(_WIN32)
-  GTEST_SKIP() << "Windows fibres reserve more than asked, and every one has "
-                  "a guard page: no canary to test";
-#endif
-  const int held = gort_test::Scaled(40000) - 1;
-  // 16 KiB asked, a page more usable without a guard page; 512-byte frames.
-  constexpr int kDepth = (16 * 1024 + 4096) / 512 + 10;
-  EXPECT_EXIT(RunWithLastOfManyGoroutines(held,
-                                          [] {
-                                            std::printf("%d\n", Recurse(kDepth));
-                                            gort::Gosched();
-                                            std::fprintf(stderr,
-                                                         "test: not caught\n");
-                                            std::_Exit(5);
-                                          }),
-              ::testing::ExitedWithCode(2), OverflowReport(held));
 }
 
 }  // namespace
