@@ -9,7 +9,7 @@
 // interval from order statistics) for gort-compare, and a two-sided
 // Mann-Whitney U test for both.
 //
-// Header-only, so each driver is one translation unit plus this file.
+// Header-only: a driver includes it and links nothing more.
 #ifndef GORT_BENCHMARKS_HARNESS_H_
 #define GORT_BENCHMARKS_HARNESS_H_
 

@@ -1,7 +1,9 @@
 // tests/fatal_test.cc: misuse of the runtime ends the program with a clear,
-// Go-style message and exit status 2, and hostile configuration (bad
-// $GOMAXPROCS, garbage $GODEBUG, absurd Options.stack_size, huge channel
-// capacities) gives a warning or a gort::Panic instead of a crash.
+// Go-style message and exit status 2, as do a deadlock, an exception or
+// gort::Panic escaping a goroutine and a goroutine's stack overflow; and
+// hostile configuration (bad $GOMAXPROCS, garbage $GODEBUG, absurd
+// Options.stack_size, huge channel capacities) gives a warning or a
+// gort::Panic instead of a crash.
 //
 // Already covered elsewhere, so not repeated here:
 //   - send on closed channel escaping a goroutine:
@@ -10,7 +12,7 @@
 //     sync_test WaitGroupDeathTest.UncaughtNegativeCounterPanicEndsProgram
 //   - unlock of an unlocked Mutex: sync_test MutexDeathTest.*
 //   - GOMAXPROCS=abc / -1 / 0 / 4x and 1000:
-//     proc_test GomaxprocsEnvDeathTest.*
+//     gomaxprocs_api_test GomaxprocsEnvDeathTest.*
 //
 // Every death test runs in the threadsafe style (the child re-executes the
 // binary) because the runtime makes threads. A child that could hang is
@@ -26,6 +28,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <stdexcept>
 #include <string>
 
 #include "gort/gort.h"
@@ -36,6 +39,7 @@
 namespace {
 
 using namespace std::chrono_literals;
+using gort_test::DeadlineFromNow;
 using gort_test::Procs;
 using gort_test::RunGuarded;
 
@@ -59,6 +63,203 @@ TEST_F(FatalDeathTest, GotracebackCrashAbortsAfterTheMessage) {
       "fatal error: all goroutines are asleep - deadlock!");
 }
 #endif
+
+// ---------------------------------------------------------------------------
+// Deadlock, panics and stack overflow
+
+constexpr char kDeadlockMessage[] =
+    "fatal error: all goroutines are asleep - deadlock!";
+
+using DeadlockDeathTest = FatalDeathTest;
+
+TEST_F(DeadlockDeathTest, MainBlockedOnChannelReceive) {
+  for (int procs : {1, 2}) {
+    EXPECT_EXIT(RunGuarded(
+                    [] {
+                      auto c = gort::MakeChan<int>();
+                      c.Recv();
+                    },
+                    Procs(procs)),
+                ::testing::ExitedWithCode(2), kDeadlockMessage)
+        << "maxprocs " << procs;
+  }
+}
+
+TEST_F(DeadlockDeathTest, MainWaitingOnWaitGroup) {
+  EXPECT_EXIT(RunGuarded(
+                  [] {
+                    gort::WaitGroup wg;
+                    wg.Add(1);
+                    wg.Wait();
+                  },
+                  Procs(2)),
+              ::testing::ExitedWithCode(2), kDeadlockMessage);
+}
+
+TEST_F(DeadlockDeathTest, EveryGoroutineBlocked) {
+  EXPECT_EXIT(RunGuarded(
+                  [] {
+                    gort::Mutex mu;
+                    auto c = gort::MakeChan<int>();
+                    mu.Lock();
+                    for (int i = 0; i < 3; i++) {
+                      gort::Go([&] { mu.Lock(); });
+                    }
+                    gort::Go([c] {
+                      c.Send(1);
+                      c.Send(2);
+                    });
+                    c.Recv();
+                    mu.Lock();
+                  },
+                  Procs(2)),
+              ::testing::ExitedWithCode(2), kDeadlockMessage);
+}
+
+TEST_F(DeadlockDeathTest, ReportedOnceSleepersHaveFinished) {
+  EXPECT_EXIT(RunGuarded(
+                  [] {
+                    gort::Go([] { gort::Sleep(5ms); });
+                    gort::Sleep(1ms);
+                    gort::MakeChan<int>().Recv();
+                  },
+                  Procs(1)),
+              ::testing::ExitedWithCode(2), kDeadlockMessage);
+}
+
+using PanicDeathTest = FatalDeathTest;
+
+// Main sleeps up to kDeadline so that only the panic can end the process
+// with status 2 (main returning ends the death test without dying).
+void SleepUntilKilled() {
+  const std::int64_t deadline = DeadlineFromNow();
+  while (gort::Nanotime() < deadline) gort::Sleep(1ms);
+}
+
+TEST_F(PanicDeathTest, ExceptionEscapingGoroutine) {
+  EXPECT_EXIT(RunGuarded(
+                  [] {
+                    gort::Go([] { throw std::runtime_error("boom"); });
+                    SleepUntilKilled();
+                  },
+                  Procs(2)),
+              ::testing::ExitedWithCode(2),
+              "panic: boom\\s+goroutine \\S+ \\[running\\]:");
+}
+
+TEST_F(PanicDeathTest, GortPanicEscapingGoroutine) {
+  EXPECT_EXIT(RunGuarded(
+                  [] {
+                    gort::Go([] {
+                      gort::Gosched();
+                      throw gort::Panic("something went wrong");
+                    });
+                    SleepUntilKilled();
+                  },
+                  Procs(1)),
+              ::testing::ExitedWithCode(2),
+              "panic: something went wrong\\s+goroutine \\S+ \\[running\\]:");
+}
+
+// Recurses n levels deep with a 512-byte frame that cannot be optimised
+// away.
+__attribute__((noinline)) int Recurse(int n) {
+  volatile char frame[512];
+  frame[0] = static_cast<char>(n);
+  if (n == 0) return frame[0];
+  return Recurse(n - 1) + frame[0];
+}
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+
+// Running off the end of a goroutine stack hits its guard page: Go's
+// message and status, not a bare segmentation fault.
+TEST_F(PanicDeathTest, StackOverflowIsAFatalError) {
+  if (kSanitized) GTEST_SKIP() << "the sanitizers report stack overflows";
+  EXPECT_EXIT(RunGuarded(
+                  [] {
+                    gort::Go([] { std::printf("%d\n", Recurse(1 << 20)); });
+                    SleepUntilKilled();
+                  },
+                  Procs(1)),
+              ::testing::ExitedWithCode(2),
+              "fatal error: stack overflow\\s+goroutine \\S+ \\[running\\]:");
+}
+
+// Beyond the guard pages: a Run keeps kHeld goroutines alive (parked on a
+// channel, so their stacks stay in use) and then starts one more, the
+// kHeld + 1st, which runs `overflow`. The kernel's default vm.max_map_count
+// (65 530) affords about 24 000 guard pages, so with the default limit that
+// goroutine's stack has none and only its canary can catch the overflow
+// (with a raised limit it has a guard page, which catches it too). Goroutine
+// ids are sequential with one P: main is 1, the last one kHeld + 2.
+template <class F>
+void RunWithLastOfManyGoroutines(int held, F overflow) {
+  gort::Options options = Procs(1);
+  options.stack_size = 16 * 1024;  // 40 000 stacks fit 32-bit targets too
+  RunGuarded(
+      [held, overflow] {
+        auto hold = gort::MakeChan<int>();
+        gort::WaitGroup started;
+        started.Add(held);
+        for (int i = 0; i < held; i++) {
+          gort::Go([hold, &started] {
+            started.Done();
+            hold.Recv();
+          });
+        }
+        started.Wait();
+        gort::Go(overflow);
+        SleepUntilKilled();
+      },
+      options);
+}
+
+std::string OverflowReport(int held) {
+  return "fatal error: stack overflow\\s+goroutine " +
+         std::to_string(held + 2) + " \\[running\\]:";
+}
+
+// The 40 000th goroutine recurses without end: it runs through the stacks
+// below its own until it faults, and the fault is reported as its stack
+// overflow (its stack pointer is below its limit), not as a crash.
+TEST_F(PanicDeathTest, StackOverflowOfThe40000thGoroutineIsAFatalError) {
+  if (kSanitized) GTEST_SKIP() << "the sanitizers report stack overflows";
+  if (gort_test::UnderWine() && sizeof(void*) == 4) {
+    GTEST_SKIP() << "40 000 fibre stacks do not fit in Wine's 32-bit address "
+                    "space (see proc_test's HundredThousandTest)";
+  }
+  const int held = gort_test::Scaled(40000) - 1;
+  EXPECT_EXIT(RunWithLastOfManyGoroutines(
+                  held, [] { std::printf("%d\n", Recurse(1 << 20)); }),
+              ::testing::ExitedWithCode(2), OverflowReport(held));
+}
+
+// The 40 000th goroutine goes a few KiB past its limit and comes back
+// without faulting; its next switch (a Gosched) finds the canary broken.
+TEST_F(PanicDeathTest, StackOverflowThatReturnsIsFatalAtTheNextSwitch) {
+  if (kSanitized) GTEST_SKIP() << "the sanitizers report stack overflows";
+#if defined(_WIN32)
+  GTEST_SKIP() << "Windows fibres reserve more than asked, and every one has "
+                  "a guard page: no canary to test";
+#endif
+  const int held = gort_test::Scaled(40000) - 1;
+  // 16 KiB asked, a page more usable without a guard page; 512-byte frames.
+  constexpr int kDepth = (16 * 1024 + 4096) / 512 + 10;
+  EXPECT_EXIT(RunWithLastOfManyGoroutines(held,
+                                          [] {
+                                            std::printf("%d\n", Recurse(kDepth));
+                                            gort::Gosched();
+                                            std::fprintf(stderr,
+                                                         "test: not caught\n");
+                                            std::_Exit(5);
+                                          }),
+              ::testing::ExitedWithCode(2), OverflowReport(held));
+}
 
 // ---------------------------------------------------------------------------
 // Hostile input
