@@ -44,6 +44,7 @@ struct EhGlobals {
 #endif
 };
 static_assert(sizeof(EhGlobals) <= sizeof(G::ehState));
+static_assert(sizeof(EhGlobals) <= sizeof(M::g0ehState));
 
 // The calling thread's exception state; g0 caches it in its M, since the
 // address never changes for a thread.
@@ -108,25 +109,36 @@ __attribute__((noinline)) G* getcurg() {
   return gp;
 }
 
-// gogo mirrors Go's gogo: on g0, jump into gp; returns when gp mcalls back.
-// g0 never changes threads, so gogo reads and writes the thread-local g
-// directly instead of through getg/setg; the barriers keep the stores on
-// their side of the switch.
+// gogo mirrors Go's gogo: on g0, jump into gp. g0 never changes threads, so
+// gogo reads and writes the thread-local g directly instead of through
+// getg/setg. The switch is gogo's last call, so the compiler makes it a
+// jump (execute's call of gogo is one too): g0's context is saved with
+// schedule's own return address, and when gp mcalls back, g0 resumes in
+// schedule without returning through gogo, a return the processor would
+// mispredict (the goroutine's calls are on top of its return-address
+// stack). Whatever the compiler does, gogo's caller then calls gogoback.
 void gogo(G* gp) {
   asm volatile("" ::: "memory");
   G* g0 = tlsg;
-  EhGlobals* eh = ehGlobals(g0->m);
-  EhGlobals saved = *eh;
+  M* mp = g0->m;
+  EhGlobals* eh = ehGlobals(mp);
+  std::memcpy(mp->g0ehState, eh, sizeof(EhGlobals));
   std::memcpy(eh, gp->ehState, sizeof(EhGlobals));
   tlsg = gp;
-  racetogo(g0->m, gp);
-  asm volatile("" ::: "memory");
+  racetogo(mp, gp);
   os::switchContext(&g0->ctx, gp->ctx);
+}
+
+// gogoback: g0 of mp runs again after gp switched out; restores what gogo
+// swapped (gort's: Go's gogo has no way back).
+void gogoback(M* mp, G* gp) {
   asm volatile("" ::: "memory");
-  racebackong0(g0->m);
-  tlsg = g0;
+  racebackong0(mp);
+  tlsg = mp->g0;
+  EhGlobals* eh = ehGlobals(mp);
   std::memcpy(gp->ehState, eh, sizeof(EhGlobals));
-  *eh = saved;
+  std::memcpy(eh, mp->g0ehState, sizeof(EhGlobals));
+  asm volatile("" ::: "memory");
 }
 
 // mcall mirrors Go's mcall: from a goroutine, switch to g0 and have it run

@@ -399,6 +399,7 @@ static void runSystemstack(M* mp, G* gp) {
     mp->systemstackfn = nullptr;
     fn(mp->systemstackarg);
     gogo(gp);
+    gogoback(mp, gp);
     stackcheck(gp);
   }
 }
@@ -464,7 +465,8 @@ void goexit1() {
         true);
 }
 
-// execute mirrors Go's execute: run gp on this M until it switches out.
+// execute mirrors Go's execute: run gp on this M until it switches out
+// (then schedule calls gogoback).
 void execute(G* gp, bool inheritTime) {
   M* mp = getg()->m;
   mp->curg.store(gp, std::memory_order_release);  // sysmon may read gp
@@ -518,6 +520,7 @@ void schedule() {
     }
     G* gp = next;
     execute(gp, inheritTime);
+    gogoback(mp, gp);
     stackcheck(gp);  // every switch back to g0, exits included
     runSystemstack(mp, gp);
     G* (*fn)(G*) = mp->mcallfn;

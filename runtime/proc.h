@@ -30,7 +30,10 @@ extern gcountShard gcounts[kMaxGomaxprocs];  // by P id; zeroed per Run
 G* getg();
 void setg(G* gp);
 G* getcurg();  // the user goroutine on this thread, nullptr on g0 or outside
-void gogo(G* gp);  // g0 only: runs gp until it switches back
+// g0 only: runs gp; once gp switches back, gogo's caller resumes and must
+// call gogoback(its M, gp) before anything else
+void gogo(G* gp);
+void gogoback(M* mp, G* gp);
 // goroutine only: switch to g0, run fn(curg); exiting: curg never resumes
 void mcall(G* (*fn)(G*), bool exiting = false);
 void gostart(G* gp);  // prepares gp's context to start at its body

@@ -267,6 +267,7 @@ void unwindAbandoned() ABSL_NO_THREAD_SAFETY_ANALYSIS {
     gp->m = &um;
     um.curg.store(gp);
     gogo(gp);
+    gogoback(&um, gp);
     um.curg.store(nullptr);
     um.mcallfn = nullptr;
     gp->m = nullptr;

@@ -170,6 +170,8 @@ struct M {
   std::atomic<syscallStatus> syscallState{syscallStatus::running};
   std::atomic<bool> exited{false};  // its thread is done with the runtime
   void* ehGlobals = nullptr;  // the thread's C++ exception state (gogo.cc)
+  // g0's own copy of that state while a goroutine runs (gogo/gogoback).
+  alignas(void*) unsigned char g0ehState[3 * sizeof(void*)] = {};
   const void* g0StackLo = nullptr;  // g0's stack, for AddressSanitizer
   std::size_t g0StackSize = 0;
   traceBuf* tracebuf = nullptr;  // execution trace buffer (trace.cc)
