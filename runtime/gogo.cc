@@ -9,8 +9,8 @@
 // fcontext on other POSIX targets, fibres on Windows); this file
 // keeps what every backend shares: the running G, the C++ exception state
 // and the sanitizers' view of each switch. Unlike Go, g0 does not reset its
-// stack on each mcall; it returns into the schedule loop instead (see
-// schedule in proc.cc).
+// stack on each mcall; it resumes in the schedule loop instead (see
+// schedule in proc.cc), where gogoback undoes what gogo swapped.
 #include <cxxabi.h>
 #include <cstring>
 #include <exception>
