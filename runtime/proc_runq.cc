@@ -39,6 +39,15 @@ bool runqputslow(P* pp, G* gp, std::uint32_t h, std::uint32_t t) {
   return true;
 }
 
+// globrunqsizeAdd: sched.runqsize changes only under sched.lock (a plain
+// int32 in Go); it is atomic so that it can be read without the lock, and
+// written by a load and a store: no locked instruction.
+inline void globrunqsizeAdd(std::int32_t d)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock) {
+  sched.runqsize.store(sched.runqsize.load(std::memory_order_relaxed) + d,
+                       std::memory_order_release);
+}
+
 // globrunqgrow links a chunk, spare or new, at the global queue's tail and
 // returns it (the queue's high-water mark is kept until Run ends: no
 // allocation in steady state). Out of line: the append stays a leaf.
@@ -208,7 +217,7 @@ G* runqsteal(P* pp, P* p2, bool stealRunNextG) {
 // globrunqput mirrors Go's globrunqput.
 void globrunqput(G* gp) {
   globrunqappend(gp);
-  sched.runqsize.fetch_add(1, std::memory_order_release);
+  globrunqsizeAdd(1);
 }
 
 // globrunqputhead mirrors Go's globrunqputhead.
@@ -227,7 +236,7 @@ void globrunqputhead(G* gp) {
     if (sched.runqtail == nullptr) sched.runqtail = fresh;
   }
   c->g[--c->head] = gp;
-  sched.runqsize.fetch_add(1, std::memory_order_release);
+  globrunqsizeAdd(1);
 }
 
 // globrunqputbatch mirrors Go's globrunqputbatch: the n Gs linked from head
@@ -240,13 +249,13 @@ void globrunqputbatch(G* head, G* tail, std::int32_t n) {
     globrunqappend(gp);
     gp = next;
   }
-  sched.runqsize.fetch_add(n, std::memory_order_release);
+  globrunqsizeAdd(n);
 }
 
 // globrunqputarray: globrunqputbatch for Gs in an array (runqputslow's).
 void globrunqputarray(G* const* gs, std::int32_t n) {
   for (std::int32_t i = 0; i < n; i++) globrunqappend(gs[i]);
-  sched.runqsize.fetch_add(n, std::memory_order_release);
+  globrunqsizeAdd(n);
 }
 
 // globrunqget mirrors Go's globrunqget: take a fair share of the global
@@ -261,7 +270,7 @@ G* globrunqget(P* pp, std::int32_t max) {
   if (n > size) n = size;
   if (max > 0 && n > max) n = max;
   if (n > kRunqSize / 2) n = kRunqSize / 2;
-  sched.runqsize.fetch_sub(n, std::memory_order_release);
+  globrunqsizeAdd(-n);
   G* gp = globrunqpop();
   __builtin_prefetch(gp, 1);
   for (n--; n > 0; n--) {
