@@ -329,11 +329,31 @@ void ParseOwnFlag(gort::bench::FlagReader& flags, Config& config) {
   }
 }
 
+// ShellQuote: arg as the shell reads it back: as is when it holds only
+// characters the shell leaves alone, else in single quotes.
+std::string ShellQuote(const std::string& arg) {
+  const char* plain =
+      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+      "_./=:,+@%-";
+  if (!arg.empty() && arg.find_first_not_of(plain) == std::string::npos) {
+    return arg;
+  }
+  std::string out = "'";
+  for (char c : arg) {
+    if (c == '\'') {
+      out += "'\\''";  // close, an escaped quote, reopen
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
 Config ParseFlags(int argc, char** argv) {
   Config config;
   for (int i = 0; i < argc; ++i) {
     if (i > 0) config.command += ' ';
-    config.command += argv[i];
+    config.command += ShellQuote(argv[i]);
   }
   gort::bench::FlagReader flags(argc, argv, UsageError);
   while (flags.Next()) {

@@ -30,6 +30,6 @@ fi
 # gort-compare depends on gortbench_go, the `go build` of benchmarks/go.
 cmake --build "$build_dir" --target gort-compare
 # Recorded by --markdown as the command that produced the results.
-GORT_COMPARE_COMMAND="scripts/compare.sh $*"
+GORT_COMPARE_COMMAND="scripts/compare.sh${1+ $(shell_join "$@")}"
 export GORT_COMPARE_COMMAND
 exec "$build_dir/benchmarks/gort-compare" "$@"

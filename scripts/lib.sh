@@ -27,6 +27,19 @@ die() {
 }
 
 now() { date +%s; }
+# shell_join ARGS...: the arguments as one line the shell reads back the
+# same (single-quoted where they hold anything but plain characters).
+shell_join() {
+  local words=() a q="'"
+  for a in "$@"; do
+    if [[ $a =~ ^[A-Za-z0-9_./=:,+@%-]+$ ]]; then
+      words+=("$a")
+    else
+      words+=("'${a//$q/$q\\$q$q}'")
+    fi
+  done
+  printf '%s' "${words[*]}"
+}
 elapsed() {
   local s=$(($(now) - $1))
   printf '%dm%02ds' $((s / 60)) $((s % 60))
