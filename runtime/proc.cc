@@ -92,12 +92,14 @@ std::uint32_t fastrandn(std::uint32_t n) {
       (static_cast<std::uint64_t>(fastrand()) * n) >> 32);
 }
 
+namespace {
 // gcountAdd counts one on the running P's shard: a plain increment (only
 // the P's owner writes it), released so that gcount sees a goroutine's
 // creation whenever it sees its end.
 void gcountAdd(std::atomic<std::uint64_t>* c) {
   c->store(c->load(std::memory_order_relaxed) + 1, std::memory_order_release);
 }
+}  // namespace
 
 // gcount mirrors Go's gcount: the live goroutines. The ends are read before
 // the creations, and a goroutine's creation happens before its end, so the

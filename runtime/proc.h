@@ -93,7 +93,6 @@ void releaseSudog(sudog* s);
 void releaseSudog(sudog* s, P* pp);
 void allgadd(G* gp);
 std::int32_t gcount();
-void gcountAdd(std::atomic<std::uint64_t>* c);
 void gfput(P* pp, G* gp);
 G* gfget(P* pp);
 void gfpurge(P* pp);

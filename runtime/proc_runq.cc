@@ -48,10 +48,10 @@ inline void globrunqsizeAdd(std::int32_t d)
                        std::memory_order_release);
 }
 
-// globrunqgrow links a chunk, spare or new, at the global queue's tail and
-// returns it (the queue's high-water mark is kept until Run ends: no
-// allocation in steady state). Out of line: the append stays a leaf.
-__attribute__((noinline)) gQueueChunk* globrunqgrow()
+// gQueueChunkGet: a spare chunk, or a new one (the queue's high-water mark
+// is kept until Run ends: no allocation in steady state), empty at slot
+// `at`, linked before next.
+gQueueChunk* gQueueChunkGet(std::int32_t at, gQueueChunk* next)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock) {
   gQueueChunk* c = sched.runqfree;
   if (c != nullptr) {
@@ -59,8 +59,16 @@ __attribute__((noinline)) gQueueChunk* globrunqgrow()
   } else {
     c = new gQueueChunk;
   }
-  c->next = nullptr;
-  c->head = c->tail = 0;
+  c->next = next;
+  c->head = c->tail = at;
+  return c;
+}
+
+// globrunqgrow links a chunk at the global queue's tail and returns it. Out
+// of line: the append stays a leaf.
+__attribute__((noinline)) gQueueChunk* globrunqgrow()
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock) {
+  gQueueChunk* c = gQueueChunkGet(0, nullptr);
   if (sched.runqtail == nullptr) {
     sched.runqhead = c;
   } else {
@@ -224,16 +232,9 @@ void globrunqput(G* gp) {
 void globrunqputhead(G* gp) {
   gQueueChunk* c = sched.runqhead;
   if (c == nullptr || c->head == 0) {
-    gQueueChunk* fresh = sched.runqfree;
-    if (fresh != nullptr) {
-      sched.runqfree = fresh->next;
-    } else {
-      fresh = new gQueueChunk;
-    }
-    fresh->head = fresh->tail = kGQueueChunkSize;  // fill it from the end
-    fresh->next = c;
-    sched.runqhead = c = fresh;
-    if (sched.runqtail == nullptr) sched.runqtail = fresh;
+    c = gQueueChunkGet(kGQueueChunkSize, c);  // filled from the end
+    sched.runqhead = c;
+    if (sched.runqtail == nullptr) sched.runqtail = c;
   }
   c->g[--c->head] = gp;
   globrunqsizeAdd(1);
