@@ -32,6 +32,7 @@
 #include <string>
 
 #include "gort/gort.h"
+#include "gomaxprocs_env.h"
 #include "gtest/gtest.h"
 #include "test_os.h"
 #include "watchdog.h"
@@ -42,6 +43,7 @@ using namespace std::chrono_literals;
 using gort_test::DeadlineFromNow;
 using gort_test::Procs;
 using gort_test::RunGuarded;
+using gort_test::RunWithGomaxprocsEnv;
 
 class FatalDeathTest : public ::testing::Test {
  protected:
@@ -263,23 +265,6 @@ TEST_F(PanicDeathTest, StackOverflowThatReturnsIsFatalAtTheNextSwitch) {
 
 // ---------------------------------------------------------------------------
 // Hostile input
-
-// For death-test children: runs with $GOMAXPROCS = value and exits 0 if
-// GOMAXPROCS(0) was want (-1: what it is with $GOMAXPROCS unset), else 1.
-[[noreturn]] void RunWithGomaxprocsEnv(const char* value, int want) {
-  if (want < 0) {
-    unsetenv("GOMAXPROCS");
-    RunGuarded([&] { want = gort::GOMAXPROCS(0); });
-  }
-  setenv("GOMAXPROCS", value, 1);
-  int got = 0;
-  RunGuarded([&] { got = gort::GOMAXPROCS(0); });
-  if (got != want) {
-    std::fprintf(stderr, "test: GOMAXPROCS(0) = %d, want %d\n", got, want);
-    std::_Exit(1);
-  }
-  std::_Exit(0);
-}
 
 TEST_F(FatalDeathTest, HugeGomaxprocsEnvIsCappedWithAWarning) {
   EXPECT_EXIT(RunWithGomaxprocsEnv("99999999", 256),

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "gomaxprocs_env.h"
 #include "gort/gort.h"
 #include "gtest/gtest.h"
 #include "spawn_chain.h"
@@ -29,6 +30,7 @@ using gort_test::CpuCount;
 using gort_test::DeadlineFromNow;
 using gort_test::Procs;
 using gort_test::RunGuarded;
+using gort_test::RunWithGomaxprocsEnv;
 using gort_test::SpawnChain;
 
 // GOMAXPROCS with neither Options.maxprocs nor a valid $GOMAXPROCS.
@@ -231,31 +233,18 @@ TEST(GomaxprocsEnvTest, MaximumIsAccepted) {
   EXPECT_EQ(procs, 256);
 }
 
-// For death-test children: runs with $GOMAXPROCS = value and exits 0 if
-// GOMAXPROCS(0) was want, else 1.
-[[noreturn]] void RunWithEnvAndExit(const char* value, int want) {
-  setenv("GOMAXPROCS", value, 1);
-  int got = 0;
-  RunGuarded([&] { got = gort::GOMAXPROCS(0); });
-  if (got != want) {
-    std::fprintf(stderr, "test: GOMAXPROCS(0) = %d, want %d\n", got, want);
-    std::_Exit(1);
-  }
-  std::_Exit(0);
-}
-
 using GomaxprocsEnvDeathTest = ThreadsafeDeathTest;
 
 TEST_F(GomaxprocsEnvDeathTest, InvalidValueWarnsAndUsesCpuCount) {
   for (const char* value : {"abc", "-1", "0", "4x"}) {
-    EXPECT_EXIT(RunWithEnvAndExit(value, DefaultProcs()),
+    EXPECT_EXIT(RunWithGomaxprocsEnv(value, DefaultProcs()),
                 ::testing::ExitedWithCode(0), "GOMAXPROCS")
         << "GOMAXPROCS=" << value;
   }
 }
 
 TEST_F(GomaxprocsEnvDeathTest, TooLargeValueWarnsAndIsCapped) {
-  EXPECT_EXIT(RunWithEnvAndExit("1000", 256), ::testing::ExitedWithCode(0),
+  EXPECT_EXIT(RunWithGomaxprocsEnv("1000", 256), ::testing::ExitedWithCode(0),
               "GOMAXPROCS");
 }
 
