@@ -18,5 +18,8 @@ echo "== benchmarks smoke run =="
 build/default/benchmarks/gort-ping --smoke
 build/default/benchmarks/gort-compare --smoke
 
+echo "== mutants: every anchor still in the tree =="
+scripts/mutants.sh --check-anchors
+
 echo "== tests =="
 ctest --preset default
