@@ -492,9 +492,12 @@ class Parent {
     }
     std::printf("seed: %" PRIu64 "\n", config_.seed);
     if (config_.smoke) {
-      std::printf("smoke: N=%" PRId64 ", Park/SpawnBurst/Skynet size %" PRId64
-                  ", one run each\n",
-                  config_.benchtime.fixed_n, config_.goroutines);
+      std::printf("smoke: N=%" PRId64, config_.benchtime.fixed_n);
+      if (!config_.ping) {
+        std::printf(", Park/SpawnBurst/Skynet size %" PRId64,
+                    config_.goroutines);
+      }
+      std::printf(", one run each\n");
     } else {
       std::printf("benchtime: %s\ncount: %d", config_.benchtime.text.c_str(),
                   config_.count);
