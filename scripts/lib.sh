@@ -117,9 +117,10 @@ ctest_logged() {
   ctest "$@" >"$out" 2>&1
   rc=$?
   if [ $rc -ne 0 ]; then
-    # A result line opens a test's output (ctest's --output-on-failure puts
-    # it right after); the next result or "Start" line closes it.
-    awk '/^ *[0-9]+\/[0-9]+ Test +#/ { show = /\*\*\*|Failed/; n = 0 }
+    # A failed result line opens a test's output (ctest's
+    # --output-on-failure puts it right after; skips say ***Skipped too);
+    # the next result or "Start" line closes it.
+    awk '/^ *[0-9]+\/[0-9]+ Test +#/ { show = /\*\*\*|Failed/ && !/Skipped/; n = 0 }
          /^ +Start +[0-9]+: / || /tests passed/ { show = 0 }
          show && n++ < 60' "$out"
   fi
