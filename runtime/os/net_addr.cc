@@ -136,7 +136,10 @@ std::string sockaddrString(const SockAddr& sa) {
   if (a->sa_family == AF_INET6) {
     const auto* in = reinterpret_cast<const sockaddr_in6*>(sa.data);
     inet_ntop(AF_INET6, &in->sin6_addr, buf, sizeof buf);
-    return "[" + std::string(buf) + "]:" + std::to_string(ntohs(in->sin6_port));
+    // Appended, not "[" + std::string(buf): GCC 12 warns falsely
+    // (-Wrestrict) on a one-character literal plus a temporary string.
+    return std::string("[").append(buf).append("]:") +
+           std::to_string(ntohs(in->sin6_port));
   }
   return sockaddrLocalString(sa);
 }
