@@ -476,6 +476,9 @@ void execute(G* gp, bool inheritTime) {
   executeEnter(mp);  // a goroutine dump may be walking gp's stack
   casgstatus(gp, _Grunnable, _Grunning);
   executeLeave(mp);
+  // A yield request made before gp parked or yielded is stale now that gp
+  // starts a fresh slice (Go's execute clears gp.preempt too).
+  gp->preempt.store(false, std::memory_order_relaxed);  // stale now
   mp->p->runtick++;
   if (!inheritTime) {
     // Only the P's owner writes schedtick (sysmon reads it), so a plain

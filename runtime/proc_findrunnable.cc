@@ -9,9 +9,11 @@
 // every queue once more, because a goroutine readied in between would have
 // seen a spinning M and not woken anyone.
 //
-// Where Go blocks in netpoll until the next timer, gort has one "timer
-// sleeper": the first M to find nothing while timers are pending sleeps on
-// its note until the earliest one; adding an earlier timer wakes it.
+// An M that found nothing blocks in netpoll until the next timer, as in Go
+// (findRunnableBlock, netpoll.cc), once the Run's poller exists. Before the
+// first descriptor is registered there is no poller, and one M becomes the
+// "timer sleeper" instead: it sleeps on its note until the earliest timer,
+// and adding an earlier timer wakes it (wakeTimerSleeper).
 #include "netpoll.h"
 #include "os/os.h"
 #include "panic.h"

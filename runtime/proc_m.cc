@@ -225,8 +225,10 @@ void handoffp(P* pp) {
     startm(pp, false);
     return;
   }
-  // The last running P with timers pending: make sure someone wakes for
-  // them (Go: wakeNetPoller in handoffp).
+  // Go here starts an M when this is the last running P and no M blocks in
+  // netpoll; gort leaves the network to sysmon's 10 ms poll (see
+  // "Differences from Go"). With timers pending, make sure someone wakes
+  // for them (Go: wakeNetPoller in handoffp).
   std::int64_t when = pp->timer0When.load(std::memory_order_acquire);
   pidleput(pp, 0);
   unlock(&sched.lock);

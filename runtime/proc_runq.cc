@@ -126,7 +126,9 @@ std::uint32_t runqgrab(P* pp, std::atomic<G*>* batch, std::uint32_t batchHead,
         if (next != nullptr) {
           // pp may be about to run next itself (it just readied it and is
           // going to block): give it a moment before taking it (Go sleeps
-          // 3 us here, one of usleep's callers).
+          // 3 us here, one of usleep's callers, except on Windows, OpenBSD
+          // and NetBSD, whose coarse timers make it yield instead; gort
+          // sleeps everywhere: see "Differences from Go").
           if (pp->status.load(std::memory_order_acquire) == _Prunning) {
             tracedUsleep(3);
           }

@@ -216,23 +216,29 @@ void sysmon() {
           }
           bool relax = sleep >= kOsRelaxMinNS;
           if (relax) os::osRelax(true);
-          notetsleep(&sched.sysmonnote, sleep);
+          bool syscallWake = notetsleep(&sched.sysmonnote, sleep);
           if (relax) os::osRelax(false);
           lock(&sched.lock);
           sched.sysmonwait.store(false, std::memory_order_release);
           noteclear(&sched.sysmonnote);
-          idle = 0;
-          delay = 20;
+          // Woken early (a syscall returned): bet on more syscalls to retake
+          // and start the back-off again. Woken by the timeout (a timer is
+          // due): keep the back-off, as Go does, so a program that mostly
+          // sleeps does not pay for 50 quick rounds after every wake-up.
+          if (syscallWake) {
+            idle = 0;
+            delay = 20;
+          }
         }
       }
       unlock(&sched.lock);
       if (sched.exiting.load(std::memory_order_acquire)) return;
       now = os::nanotime();
     }
-    // Timers that should have run already: maybe every P is busy with a
-    // goroutine that does not yield. Start an M for them (Go 1.19 does).
     sysmonNetpoll(now);  // nobody has polled for 10 ms: poll (Go does)
-    if (timeSleepUntil() < now) startm(nullptr, false);
+    // No M is started for overdue timers: whoever waits for the next timer
+    // (the M blocked in netpoll, or the timer sleeper) runs them. Go 1.19
+    // starts one here only on NetBSD before 9.2, for a kernel bug.
     if (debug.usleepdebug > 0) reportTimerFallbacks();
     sysmonUpdateGOMAXPROCS(now);
     if (retake(now) != 0) {

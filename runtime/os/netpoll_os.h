@@ -52,6 +52,10 @@ int netpollBreak();
 // returns -errno (the runtime throws).
 std::int32_t netpoll(std::int64_t delay, bool highRes, PollEvent* ev,
                      std::int32_t max);
+// netpollWaitMs: epoll_wait's timeout in ms for a low-resolution wait of
+// delay ns (Linux; Go's netpoll: below 1 ms waits 1 ms, and from 1e15 ns on
+// it waits a capped 1e9 ms).
+int netpollWaitMs(std::int64_t delay);
 // netpollHighResMethod: how high-resolution waits are done: "epoll_pwait2",
 // "timerfd", "wait completion packet" (Windows), or "none" (for the usleep
 // probe and docs).
