@@ -542,6 +542,7 @@ void resetspinning() {
   if (sched.nmspinning.fetch_sub(1) - 1 < 0) {
     throw_("findRunnable: negative nmspinning");
   }
+  traceSpinStop(kSpinFoundWork);
   wakep();
 }
 

@@ -208,6 +208,7 @@ G* findRunnable(bool* inheritTime) {
       if (!mp->spinning) {
         mp->spinning = true;
         sched.nmspinning.fetch_add(1);
+        traceSpinStart(kSpinSelf);
       }
       bool newWork = false;
       if (G* gp = stealWork(now, inheritTime, &pollUntil, &newWork)) {
@@ -238,10 +239,12 @@ G* findRunnable(bool* inheritTime) {
       if (sched.nmspinning.fetch_sub(1) - 1 < 0) {
         throw_("findrunnable: negative nmspinning");
       }
+      traceSpinStop(kSpinGaveUp);
       if (P* p2 = checkRunqsNoP()) {
         acquirep(p2);
         mp->spinning = true;
         sched.nmspinning.fetch_add(1);
+        traceSpinStart(kSpinSelf);
         continue;
       }
     }

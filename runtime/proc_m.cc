@@ -37,6 +37,7 @@ void mstart(void* arg) {
     } else {
       acquirep(mp->nextp);
       mp->nextp = nullptr;
+      if (mp->spinning) traceSpinStart(kSpinWoken);  // started to spin
       schedule();
     }
   } catch (const mExit&) {
@@ -171,6 +172,7 @@ void stopm() {
   if (sched.exiting.load(std::memory_order_acquire)) mexit(mp);
   acquirep(mp->nextp);
   mp->nextp = nullptr;
+  if (mp->spinning) traceSpinStart(kSpinWoken);  // startm woke it to spin
 }
 
 // startm mirrors Go's startm: run pp (or an idle P) on an idle or new M.
@@ -253,6 +255,7 @@ void gcstopm() {
   if (mp->spinning) {
     mp->spinning = false;
     sched.nmspinning.fetch_sub(1);
+    traceSpinStop(kSpinGCStop);
   }
   P* pp = releasep();
   lock(&sched.lock);

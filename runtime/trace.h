@@ -37,6 +37,8 @@ enum class traceEv : std::uint8_t {
   Gomaxprocs,  // GOMAXPROCS changes from a1 to a0
   NetpollBlock,  // this M blocks in netpoll for a0 ns (-1: no timeout)
   NetpollWake,   // netpoll returned a0 ready goroutines (a1 = 1: blocking)
+  SpinStart,     // this M starts spinning; a0 = traceSpinHow
+  SpinStop,      // this M stops spinning; a0 = traceSpinWhy
   Count,
 };
 
@@ -144,6 +146,22 @@ inline void traceNetpollWake(G* list) {
     for (G* gp = list; gp != nullptr; gp = gp->schedlink) n++;
     traceEvent(traceEv::NetpollWake, 0, n);
   }
+}
+// How an M came to spin (SpinStart's a0) and why it stopped (SpinStop's).
+enum traceSpinHow : std::int64_t { kSpinSelf = 0, kSpinWoken = 1 };
+enum traceSpinWhy : std::int64_t {
+  kSpinFoundWork = 0,  // resetspinning: findRunnable returned a goroutine
+  kSpinGaveUp = 1,     // findRunnable gave up its P to park
+  kSpinGCStop = 2,     // gcstopm: the world stops
+};
+// traceSpinStart: this M starts looking for work to steal (gort's; Go's
+// trace has no spinning event).
+inline void traceSpinStart(traceSpinHow how) {
+  if (traceEnabled()) traceEvent(traceEv::SpinStart, 0, how);
+}
+// traceSpinStop: this M stops spinning.
+inline void traceSpinStop(traceSpinWhy why) {
+  if (traceEnabled()) traceEvent(traceEv::SpinStop, 0, why);
 }
 // tracedUsleep is os::usleep, timed and recorded while a trace runs.
 inline void tracedUsleep(std::uint32_t usec) {
