@@ -20,3 +20,6 @@ build/default/benchmarks/gort-compare --smoke
 
 echo "== tests =="
 ctest --preset default
+
+echo "== exercises (docs/exercises.md) =="
+scripts/exercises.sh
