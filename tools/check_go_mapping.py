@@ -20,7 +20,9 @@ A citation may carry the file and line in Go 1.19 where the name is
 defined or the cited code is: "Go's handoffp (proc.go:2380)". The check
 then also confirms that the line lies inside X's declaration (a function's
 body, a type's, a var or const block) in that file; a file outside runtime/
-is written with its directory ("sync/mutex.go:72"). --require-lines reports
+is written with its directory ("sync/mutex.go:72"). docs/learning.md's
+table ("`schedule` (proc.go:3185)") is checked the same way. --require-lines
+reports
 citations without a line; --add-lines appends the line of X's declaration
 to every citation that has none and names one declaration unambiguously.
 
@@ -36,6 +38,7 @@ Exit status: 0 all found, 1 some not (listed as file:line), 77 Go's source
 absent (ctest then reports the test as skipped, with the message).
 """
 import argparse
+import itertools
 import os
 import re
 import sys
@@ -302,6 +305,24 @@ def citations(root):
                        m.group("ver"), m.group("tail"), at)
 
 
+# docs/learning.md's table: "`schedule` (proc.go:3185)".
+TABLE = re.compile(r"`(?P<name>\w+)` \((?P<file>[\w/]+\.(?:go|s)):"
+                   r"(?P<line>\d+)\)")
+
+
+def table_citations(root):
+    """Citations in docs/learning.md's table, as citations() yields them."""
+    path = os.path.join(root, "docs", "learning.md")
+    if not os.path.isfile(path):
+        return
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read()
+    for m in TABLE.finditer(text):
+        yield ("docs/learning.md", text.count("\n", 0, m.start()) + 1,
+               m.group("name"), None, None,
+               (m.group("file"), int(m.group("line"))))
+
+
 def add_lines(root, go):
     """Appends " (file:line)" to each citation without one that names one
     declaration; returns (added, left) citation counts."""
@@ -362,7 +383,8 @@ def main():
         print(f"check_go_mapping: added {added} lines, {len(left)} left")
         return 0
     bad, checked, lined = [], 0, 0
-    for path, line, name, ver, tail, at in citations(args.root):
+    for path, line, name, ver, tail, at in itertools.chain(
+            citations(args.root), table_citations(args.root)):
         if name in PROSE or ver and ver != "1.19" or name in NEWER_GO:
             continue
         checked += 1
