@@ -67,9 +67,9 @@ NEWER_GO = {
 # Words that follow "Go's" in prose, not naming a declaration.
 PROSE = {
     "G/M/P", "Windows", "behaviour", "chan", "children", "copy", "default",
-    "deferred", "dialer", "does", "exit", "format", "function", "garbage",
-    "goroutine", "message", "output", "package", "per", "process", "select",
-    "text",
+    "deferred", "dialer", "does", "error", "exit", "format", "function",
+    "garbage", "goroutine", "layout", "message", "output", "package", "per",
+    "process", "select", "stack", "text",
 }
 
 CITE = re.compile(
@@ -228,8 +228,8 @@ class GoSource:
         for part in name.split("/") if re.fullmatch(r"[\w.]+(/[\w.]+)+",
                                                      name) else [name]:
             keys.append(part)
-            if "." in part:  # T.m, pkg.f, or a variable's .m
-                keys.append("." + part.rsplit(".", 1)[1])
+            # T.m, pkg.f, a variable's .m, or a bare member (Mutex's state)
+            keys.append("." + part.rsplit(".", 1)[-1])
         return keys
 
     def resolve(self, cited_file):
