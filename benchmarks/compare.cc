@@ -27,6 +27,14 @@
 // "inconclusive", and an inconclusive row gets more rounds, up to
 // --max-count.
 //
+// --ping, the main job (scripts/main-job.sh): gort against itself instead of
+// Go, on the ping family of Go's CL 248699 (benchmarks/ping_loops.h) at
+// GOMAXPROCS 1, each benchmark in each --usleep mode (lowres, Go's
+// behaviour, as the base; highres), rounds as above with no Go columns,
+// then a table as the current benchstat prints it: medians ± their 95%
+// confidence interval, and the change of the median where a Mann-Whitney U
+// test gives p < 0.05.
+//
 // Output: every measurement as a Go benchmark line
 // (BenchmarkChanToChanPing-gort-1, BenchmarkChanToChanPing-go-1,
 // BenchmarkChanToChanPing-go-slack1ns-1, ...), then per GOMAXPROCS a table,
@@ -35,8 +43,8 @@
 // The Park benchmarks report resident memory per parked goroutine instead of
 // time; Skynet reports the peak RSS as well.
 //
-// This file holds the benchmark table, the flags, the parent's loop and
-// main; compare_child.cc the measuring child, compare_run.cc the running of
+// This file holds the benchmark table, the flags, the parent (class Parent)
+// and main; compare_child.cc the measuring child, compare_run.cc the running of
 // children, compare_verdict.cc the statistics and verdicts, and
 // compare_report.cc the tables, the markdown and the machine and commit
 // text, with their shared declarations in compare.h.
@@ -106,6 +114,14 @@ constexpr Benchmark Park(const char* name, std::int64_t goroutines, int rounds,
           {{nullptr, goal, target}, {}}};
 }
 
+// A loop with no Go twin (Go's osyield is not exported), run with --ping
+// only.
+constexpr Benchmark GortOnly(const char* name, void (*loop)(std::int64_t)) {
+  Benchmark b = Loop(name, loop, Goal::kNone, 0);
+  b.go_twin = false;
+  return b;
+}
+
 // The rows and the targets of the performance issues (paired ratio gort/Go
 // at GOMAXPROCS 1 unless stated, or absolute for memory). Append new rows
 // here; a row's Go twin in gortbench-go has the same name.
@@ -138,17 +154,9 @@ constexpr Benchmark kBenchmarks[] = {
          1.0),
     Park("Park100k", 100'000, 6, Goal::kKiB, 4.5),
     Park("Park1M", 1'000'000, 1, Goal::kStarts, 0),
-};
-
-struct UsleepModeName {
-  const char* name;
-  gort::UsleepMode mode;
-};
-
-constexpr UsleepModeName kUsleepModes[] = {
-    {"auto", gort::UsleepMode::kAuto},
-    {"lowres", gort::UsleepMode::kLowRes},
-    {"highres", gort::UsleepMode::kHighRes},
+    // The rest of the ping family, for --ping.
+    GortOnly("OsYield", gort::bench::OsYield),
+    GortOnly("OsYieldRaw", gort::bench::OsYieldRaw),
 };
 
 constexpr const char* kDefaultBenchtime = "200ms";
@@ -165,20 +173,6 @@ const Benchmark* FindBenchmark(const std::string& name) {
     if (name == b.name || name == std::string("Benchmark") + b.name) return &b;
   }
   return nullptr;
-}
-
-const char* UsleepName(gort::UsleepMode m) {
-  for (const auto& u : kUsleepModes) {
-    if (u.mode == m) return u.name;
-  }
-  return "?";
-}
-
-std::optional<gort::UsleepMode> ParseUsleep(const std::string& s) {
-  for (const auto& u : kUsleepModes) {
-    if (s == u.name) return u.mode;
-  }
-  return std::nullopt;
 }
 
 // The number of CPUs this process may run on.
@@ -214,6 +208,12 @@ void PrintUsage(FILE* out) {
       "the issue's target, the 95%% confidence interval of the judged\n"
       "ratio and the verdict (met, missed or inconclusive).\n"
       "\n"
+      "With --ping (the main job): no Go; the ping family of Go's CL 248699\n"
+      "(ChanToSyscallPing, SyscallToSyscallPing, ChanToChanPing, OsYield,\n"
+      "OsYieldRaw) at GOMAXPROCS 1 in each --usleep mode, then a benchstat\n"
+      "table: medians, and the change against the first mode (lowres, Go's\n"
+      "behaviour) where a Mann-Whitney U test gives p < 0.05.\n"
+      "\n"
       "flags:\n"
       "  --bench=REGEX      benchmarks whose name matches (default .)\n"
       "  --benchtime=D|Nx   target time of each measurement's last timed\n"
@@ -224,10 +224,14 @@ void PrintUsage(FILE* out) {
       "  --max-count=N      rounds at most while a verdict is inconclusive\n"
       "                     (default %d x --count)\n"
       "  --procs=LIST       GOMAXPROCS values: 1,2 or a range 1-4, or 'all'\n"
-      "                     (1 to the CPU count; the default)\n"
+      "                     (1 to the CPU count; the default, 1 with --ping)\n"
       "  --usleep=MODE      gort's usleep mode for the benchmarks other than\n"
       "                     ChanToSyscallPing (which runs lowres and\n"
-      "                     highres): auto, lowres or highres (default auto)\n"
+      "                     highres): auto, lowres or highres (default auto);\n"
+      "                     with --ping the modes to compare, the base first\n"
+      "                     (default lowres,highres)\n"
+      "  --ping             gort in each --usleep mode on the ping family,\n"
+      "                     no Go (default --procs 1)\n"
       "  --go=PATH          the Go benchmark binary (default gortbench-go\n"
       "                     next to this executable)\n"
       "  --timeout=SECONDS  kill a measurement whose current step makes no\n"
@@ -316,10 +320,12 @@ void ParseOwnFlag(gort::bench::FlagReader& flags, Config& config) {
     config.child_procs = config.procs.front();
   } else if (name == "usleep") {
     config.usleep = flags.Value();
-    if (!ParseUsleep(config.usleep)) {
+    if (gort::bench::ParseUsleepModes(config.usleep).empty()) {
       UsageError("bad --usleep " + config.usleep +
                  " (want auto, lowres or highres)");
     }
+  } else if (name == "ping") {
+    config.ping = flags.Bool();
   } else if (name == "goroutines") {
     config.goroutines = PositiveIntFlag(flags, 100'000'000);
   } else if (name == "go") {
@@ -359,6 +365,17 @@ Config ParseFlags(int argc, char** argv) {
   while (flags.Next()) {
     if (!config.Parse(flags, PrintUsage)) ParseOwnFlag(flags, config);
   }
+  if (config.usleep.empty())
+    config.usleep = config.ping ? "lowres,highres" : "auto";
+  if (!config.ping && config.usleep.find(',') != std::string::npos) {
+    UsageError("a list of --usleep modes needs --ping");
+  }
+  if (config.procs.empty()) {
+    config.procs = config.ping ? std::vector<int>{1} : ProcsSweep();
+  }
+  if (!config.markdown.empty() && config.ping) {
+    UsageError("--markdown records gort against Go, not --ping");
+  }
   if (config.max_count == 0) {
     config.max_count = std::min(1000, kDefaultMaxCountFactor * config.count);
   }
@@ -375,238 +392,328 @@ Config ParseFlags(int argc, char** argv) {
   return config;
 }
 
-// A participant of a round: a gort variant or one of the two Go columns.
-struct Participant {
-  Series* series;
-  int variant;  // gort: index into variants; Go: -1.
-};
+// The parent: runs every measurement as a child process, prints its line,
+// and at the end the tables (and with --markdown the results block).
+class Parent {
+ public:
+  explicit Parent(const Config& config) : config_(config), rng_(config.seed) {}
 
-int RunParent(const Config& config) {
-  // Park1M takes seconds and gigabytes: not for CI (--smoke).
-  const std::vector<const Benchmark*> benches = gort::bench::SelectBenchmarks(
-      kBenchmarks, config, "gort-compare", UsageError,
-      [&config](const Benchmark& b) {
-        return config.smoke && b.kind == Kind::kPark &&
-               b.goroutines >= 1'000'000;
-      });
-  const std::string self = SelfPath();
-  const std::string go_binary =
-      config.go_binary.empty() ? SelfDir() + "gortbench-go" : config.go_binary;
-  if (access(go_binary.c_str(), X_OK) != 0) {
-    std::fprintf(stderr,
-                 "gort-compare: the Go benchmarks (%s) are not built: %s\n"
-                 "  build them with: cmake --build <dir> --target "
-                 "gortbench_go (needs Go 1.19, scripts/deps.sh)\n",
-                 go_binary.c_str(), std::strerror(errno));
-    return 1;
-  }
-  const std::string go_version = CommandOutput({go_binary, "-version"});
-  const std::string started_at = Now();
-  const std::string load_start = LoadAverage();
-  std::string markdown_dir = ".";
-  if (!config.markdown.empty()) {
-    const std::size_t slash = config.markdown.rfind('/');
-    if (slash != std::string::npos) {
-      markdown_dir = config.markdown.substr(0, std::max<std::size_t>(slash, 1));
+  int Run() {
+    SelectBenchmarks();
+    if (!config_.ping && !FindGo()) return 1;
+    record_.started_at = Now();
+    record_.load_start = LoadAverage();
+    if (!config_.markdown.empty()) record_.commit = CommitText(MarkdownDir());
+    PrintHeader();
+    const auto start = std::chrono::steady_clock::now();
+    for (int procs : config_.procs) {
+      for (const Benchmark* b : benches_) RunBenchmark(*b, procs);
     }
+    record_.elapsed_s = gort::bench::PrintResultTrailer(
+        "gort-compare", record_.failures, record_.measurements, start);
+    const int exit_code = record_.failures == 0 ? 0 : 1;
+    if (config_.smoke) return exit_code;
+    record_.load_end = LoadAverage();
+    std::printf("loadavg at end: %s\n", record_.load_end.c_str());
+    return Report() ? exit_code : 1;
   }
-  const std::string commit =
-      config.markdown.empty() ? "" : CommitText(markdown_dir);
 
-  std::vector<Row> rows;
-  std::vector<std::unique_ptr<Series>> storage;  // Stable addresses.
-  auto new_series = [&](std::string label, std::string line_name) {
-    storage.push_back(std::make_unique<Series>());
-    storage.back()->label = std::move(label);
-    storage.back()->line_name = std::move(line_name);
-    return storage.back().get();
-  };
-
-  std::printf("goos: linux\n");
-#if defined(__x86_64__)
-  std::printf("goarch: amd64\n");
-#endif
-  std::printf("pkg: gort/benchmarks/compare\n");
-  if (std::string cpu = gort::bench::CpuModel(); !cpu.empty()) {
-    std::printf("cpu: %s\n", cpu.c_str());
-  }
-  std::printf("date: %s\n", started_at.c_str());
-  std::printf("loadavg: %s\n", load_start.c_str());
-  std::printf("go-version: %s\n",
-              go_version.empty() ? "?" : go_version.c_str());
-  std::printf("gort-usleep: %s (ChanToSyscallPing: lowres and highres)\n",
-              config.usleep.c_str());
-  std::printf("seed: %" PRIu64 "\n", config.seed);
-  if (config.smoke) {
-    std::printf("smoke: N=%" PRId64 ", Park/SpawnBurst/Skynet size %" PRId64
-                ", one run each\n",
-                config.benchtime.fixed_n, config.goroutines);
-  } else {
-    std::printf("benchtime: %s\ncount: %d (up to %d while inconclusive)\n",
-                config.benchtime.text.c_str(), config.count, config.max_count);
-  }
-  std::fflush(stdout);
-
-  std::size_t name_width = 0;
-  for (const Benchmark* b : benches) {
-    for (int v = 0; v < b->nvariants; ++v) {
+ private:
+  // The benchmarks --bench selects: with --ping the ping family, else those
+  // with a Go twin; Park1M takes seconds and gigabytes, so not with --smoke.
+  void SelectBenchmarks() {
+    benches_ = gort::bench::SelectBenchmarks(
+        kBenchmarks, config_, "gort-compare", UsageError,
+        [this](const Benchmark& b) {
+          if (config_.ping) return !InPingFamily(b);
+          return !b.go_twin || (config_.smoke && b.kind == Kind::kPark &&
+                                b.goroutines >= 1'000'000);
+        });
+    for (const Benchmark* b : benches_) {
       std::size_t w = std::strlen("Benchmark") + std::strlen(b->name) +
-                      std::strlen("-go-slack1ns-99");
-      if (b->nvariants > 1) w += 1 + std::strlen(b->variants[v].mode);
-      name_width = std::max(name_width, w);
+                      std::strlen(config_.ping       ? "/highres-gort-99"
+                                  : b->nvariants > 1 ? "/highres-go-slack1ns-99"
+                                                     : "-go-slack1ns-99");
+      name_width_ = std::max(name_width_, w);
     }
   }
 
-  std::mt19937_64 rng(config.seed);
-  const auto start = std::chrono::steady_clock::now();
-  int failures = 0;
-  int measurements = 0;
-  // Runs one measurement of p at `procs` in round `round` of `rounds`.
-  auto measure = [&](const Benchmark* b, const Participant& p, int procs,
-                     int round) {
-    Series* series = p.series;
-    const bool is_go = p.variant < 0;
-    std::vector<std::string> argv;
-    if (is_go) {
-      argv = {go_binary, std::string("-bench=") + b->name,
-              "-benchtime=" + config.benchtime.text,
-              "-procs=" + std::to_string(procs)};
-      if (config.goroutines > 0) {
-        argv.push_back("-goroutines=" + std::to_string(config.goroutines));
-      }
-    } else {
-      const char* mode = b->variants[p.variant].mode != nullptr
-                             ? b->variants[p.variant].mode
-                             : config.usleep.c_str();
-      argv = {self,
-              "--child",
-              std::string("--bench=") + b->name,
-              "--benchtime=" + config.benchtime.text,
-              "--procs=" + std::to_string(procs),
-              std::string("--usleep=") + mode};
-      if (config.goroutines > 0) {
-        argv.push_back("--goroutines=" + std::to_string(config.goroutines));
-      }
+  static bool InPingFamily(const Benchmark& b) {
+    for (const auto& p : gort::bench::kPingBenchmarks) {
+      if (std::strcmp(p.name, b.name) == 0) return true;
     }
-    ChildOutcome o =
-        RunMeasurement(argv, procs, config.timeout_s, series->slack1);
-    ++measurements;
-    ++series->runs;
-    const std::string name = series->line_name + "-" + std::to_string(procs);
+    return false;
+  }
+
+  // Finds gortbench-go and its version; false (with a message) if missing.
+  bool FindGo() {
+    go_binary_ = config_.go_binary.empty() ? SelfDir() + "gortbench-go"
+                                           : config_.go_binary;
+    if (access(go_binary_.c_str(), X_OK) != 0) {
+      std::fprintf(stderr,
+                   "gort-compare: the Go benchmarks (%s) are not built: %s\n"
+                   "  build them with: cmake --build <dir> --target "
+                   "gortbench_go (needs Go 1.19, scripts/deps.sh)\n",
+                   go_binary_.c_str(), std::strerror(errno));
+      return false;
+    }
+    record_.go_version = CommandOutput({go_binary_, "-version"});
+    return true;
+  }
+
+  // The directory of the --markdown file, for its git commit.
+  std::string MarkdownDir() const {
+    const std::size_t slash = config_.markdown.rfind('/');
+    if (slash == std::string::npos) return ".";
+    return config_.markdown.substr(0, std::max<std::size_t>(slash, 1));
+  }
+
+  // The header lines of a go test run, and this run's settings.
+  void PrintHeader() const {
+    std::printf("goos: linux\n");
+#if defined(__x86_64__)
+    std::printf("goarch: amd64\n");
+#endif
+    std::printf("pkg: gort/benchmarks/compare\n");
+    if (std::string cpu = gort::bench::CpuModel(); !cpu.empty()) {
+      std::printf("cpu: %s\n", cpu.c_str());
+    }
+    std::printf("date: %s\n", record_.started_at.c_str());
+    std::printf("loadavg: %s\n", record_.load_start.c_str());
+    if (config_.ping) {
+      std::printf("gort-usleep: %s (base: the first)\n",
+                  config_.usleep.c_str());
+    } else {
+      std::printf("go-version: %s\n", record_.go_version.empty()
+                                          ? "?"
+                                          : record_.go_version.c_str());
+      std::printf("gort-usleep: %s (ChanToSyscallPing: lowres and highres)\n",
+                  config_.usleep.c_str());
+    }
+    std::printf("seed: %" PRIu64 "\n", config_.seed);
+    if (config_.smoke) {
+      std::printf("smoke: N=%" PRId64, config_.benchtime.fixed_n);
+      if (!config_.ping) {
+        std::printf(", Park/SpawnBurst/Skynet size %" PRId64,
+                    config_.goroutines);
+      }
+      std::printf(", one run each\n");
+    } else {
+      std::printf("benchtime: %s\ncount: %d", config_.benchtime.text.c_str(),
+                  config_.count);
+      if (!config_.ping) {
+        std::printf(" (up to %d while inconclusive)", config_.max_count);
+      }
+      std::printf("\n");
+    }
+    std::fflush(stdout);
+  }
+
+  Series* NewSeries(std::string label, std::string line_name,
+                    std::string mode) {
+    storage_.push_back(std::make_unique<Series>());
+    Series* s = storage_.back().get();
+    s->label = std::move(label);
+    s->line_name = std::move(line_name);
+    s->mode = std::move(mode);
+    return s;
+  }
+
+  // The series of b at procs: one per --usleep mode with --ping; else one
+  // per gort variant (each a row) and the two Go columns.
+  Group NewGroup(const Benchmark& b, int procs) {
+    const std::string base = std::string("Benchmark") + b.name;
+    Group g{&b, procs, {}};
+    if (config_.ping) {
+      for (gort::UsleepMode m : gort::bench::ParseUsleepModes(config_.usleep)) {
+        const std::string mode = gort::bench::UsleepName(m);
+        g.series.push_back(
+            NewSeries("gort-" + mode, base + "/" + mode + "-gort", mode));
+      }
+      return g;
+    }
+    Series* go = NewSeries("go", base + "-go", "");
+    Series* slack = NewSeries("go-slack1ns", base + "-go-slack1ns", "");
+    go->go = slack->go = slack->slack1 = true;
+    for (int v = 0; v < b.nvariants; ++v) {
+      const char* mode = b.variants[v].mode;
+      Series* s = mode == nullptr
+                      ? NewSeries("gort", base + "-gort", config_.usleep)
+                      : NewSeries(std::string("gort-") + mode,
+                                  base + "/" + mode + "-gort", mode);
+      rows_.push_back({&b, procs, v, s, go, slack});
+      g.series.push_back(s);
+    }
+    g.series.push_back(go);
+    g.series.push_back(slack);
+    return g;
+  }
+
+  // Rounds of b at procs, each series once per round in a shuffled order:
+  // --count rounds, more (up to --max-count) while a verdict is
+  // inconclusive, at most the benchmark's own limit.
+  void RunBenchmark(const Benchmark& b, int procs) {
+    const std::size_t first_row = rows_.size();
+    groups_.push_back(NewGroup(b, procs));
+    std::vector<Series*> order = groups_.back().series;
+    const int limit = b.rounds > 0 ? b.rounds : config_.max_count;
+    const int base_rounds = std::min(limit, config_.count);
+    const int max_rounds = std::min(limit, config_.max_count);
+    for (int round = 0; round < max_rounds; ++round) {
+      if (round >= base_rounds && !AnyInconclusive(rows_, first_row)) break;
+      std::shuffle(order.begin(), order.end(), rng_);
+      for (Series* s : order) Measure(b, s, procs, round);
+    }
+  }
+
+  // The command line of a child measuring series s of b at procs.
+  std::vector<std::string> ChildArgv(const Benchmark& b, const Series& s,
+                                     int procs) const {
+    std::vector<std::string> argv;
+    const char* dash = s.go ? "-" : "--";
+    if (s.go) {
+      argv = {go_binary_};
+    } else {
+      argv = {SelfPath(), "--child", "--usleep=" + s.mode};
+    }
+    argv.push_back(dash + std::string("bench=") + b.name);
+    argv.push_back(dash + std::string("benchtime=") + config_.benchtime.text);
+    argv.push_back(dash + std::string("procs=") + std::to_string(procs));
+    if (config_.goroutines > 0) {
+      argv.push_back(dash + std::string("goroutines=") +
+                     std::to_string(config_.goroutines));
+    }
+    return argv;
+  }
+
+  // One measurement of series s of b at procs in round `round`.
+  void Measure(const Benchmark& b, Series* s, int procs, int round) {
+    const std::vector<std::string> argv = ChildArgv(b, *s, procs);
+    const ChildOutcome o =
+        RunMeasurement(argv, procs, config_.timeout_s, s->slack1);
+    ++record_.measurements;
+    ++s->runs;
+    const std::string name = s->line_name + "-" + std::to_string(procs);
     if (!o.ok) {
-      ++failures;
-      ++series->failures;
-      if (series->first_failure.empty()) series->first_failure = o.failure;
-      std::string repro;
-      for (const std::string& a : argv) repro += " " + a;
-      std::printf(
-          "--- FAIL: %s (round %d)\n    %s\n    repro: %sGOMAXPROCS=%d%s\n",
-          name.c_str(), round + 1, o.failure.c_str(),
-          series->slack1 ? "(timer slack 1 ns) " : "", procs, repro.c_str());
-      std::fflush(stdout);
+      Failed(s, name, round, procs, argv, o.failure);
       return;
     }
     if (!o.stderr_text.empty()) {
       std::fprintf(stderr, "%s: child stderr:\n%s", name.c_str(),
                    o.stderr_text.c_str());
     }
-    if (!is_go) {
-      series->usleep = o.Str("usleep");
-      const char* want = b->variants[p.variant].mode;
-      if (b->nvariants > 1 && series->usleep != want) {
+    if (!s->go) {
+      s->usleep = o.Str("usleep");
+      if (s->mode != "auto" && s->usleep != s->mode) {
         std::fprintf(stderr,
                      "gort-compare: warning: %s asked for usleep mode %s, the "
                      "runtime reports %s\n",
-                     name.c_str(), want, series->usleep.c_str());
+                     name.c_str(), s->mode.c_str(), s->usleep.c_str());
       }
     }
+    std::string line = name;
+    if (line.size() < name_width_) line.append(name_width_ - line.size(), ' ');
+    s->by_round[round] = Record(b, *s, o, &line);
+    std::printf("%s\n", line.c_str());
+    std::fflush(stdout);
+  }
+
+  // Counts a failed measurement and prints it with the command to repeat it.
+  void Failed(Series* s, const std::string& name, int round, int procs,
+              const std::vector<std::string>& argv,
+              const std::string& failure) {
+    ++record_.failures;
+    ++s->failures;
+    if (s->first_failure.empty()) s->first_failure = failure;
+    std::string repro;
+    for (const std::string& a : argv) repro += " " + a;
+    std::printf(
+        "--- FAIL: %s (round %d)\n    %s\n    repro: %sGOMAXPROCS=%d%s\n",
+        name.c_str(), round + 1, failure.c_str(),
+        s->slack1 ? "(timer slack 1 ns) " : "", procs, repro.c_str());
+    std::fflush(stdout);
+  }
+
+  // The numbers of a successful measurement o, also appended to *line in
+  // Go's benchmark format.
+  Sample Record(const Benchmark& b, const Series& s, const ChildOutcome& o,
+                std::string* line) const {
+    using gort::bench::FormatGoValue;
     const std::int64_t n = std::max<std::int64_t>(o.Int("n"), 1);
     const std::int64_t ns = o.Int("ns");
     Sample sample;
     sample.ns_per_op = static_cast<double>(ns) / n;
     sample.cpus = ns > 0 ? static_cast<double>(o.Int("cpu-ns")) / ns : 0;
     sample.peak_rss_kib = static_cast<double>(o.peak_rss_kib);
-    std::string line = name;
-    if (line.size() < name_width) line.append(name_width - line.size(), ' ');
     char count_field[32];
     std::snprintf(count_field, sizeof(count_field), "\t%8" PRId64, n);
-    line += count_field;
-    line += gort::bench::FormatGoValue(sample.ns_per_op, "ns/op");
-    if (b->kind == Kind::kPark) {
+    *line += count_field;
+    *line += FormatGoValue(sample.ns_per_op, "ns/op");
+    if (b.kind == Kind::kPark) {
       const double bytes =
           static_cast<double>(o.Int("rss-parked") - o.Int("rss-before")) / n;
       sample.kib_per_goroutine = bytes / 1024;
-      line += gort::bench::FormatGoValue(bytes, "rss-B/goroutine");
-    } else {
-      line += gort::bench::FormatGoValue(sample.cpus, "cpus");
-      if (b->rss_target > 0) {
-        line += gort::bench::FormatGoValue(sample.peak_rss_kib * 1024,
-                                           "peak-rss-B");
-      }
-      if (!is_go) {
-        sample.steals_per_op = static_cast<double>(o.Int("steals")) / n;
-        sample.stolen_per_op = static_cast<double>(o.Int("stolen")) / n;
-      }
-      if (!is_go && config.stats) {
-        line += gort::bench::FormatGoValue(
-            static_cast<double>(o.Int("handoffs")) / n, "handoffs/op");
-        line += gort::bench::FormatGoValue(
-            static_cast<double>(o.Int("sysmon-wakes")) / n, "sysmon-wakes/op");
-        line += gort::bench::FormatGoValue(sample.steals_per_op, "steals/op");
-        line += gort::bench::FormatGoValue(sample.stolen_per_op, "stolen/op");
-      }
+      *line += FormatGoValue(bytes, "rss-B/goroutine");
+      return sample;
     }
-    series->by_round[round] = sample;
-    std::printf("%s\n", line.c_str());
-    std::fflush(stdout);
-  };
-
-  for (int procs : config.procs) {
-    for (const Benchmark* b : benches) {
-      const std::string base = std::string("Benchmark") + b->name;
-      Series* go = new_series("go", base + "-go");
-      Series* slack = new_series("go-slack1ns", base + "-go-slack1ns");
-      slack->slack1 = true;
-      const std::size_t first_row = rows.size();
-      std::vector<Participant> order;
-      for (int v = 0; v < b->nvariants; ++v) {
-        std::string label = "gort";
-        std::string line = base;
-        if (b->nvariants > 1) {
-          label += std::string("-") + b->variants[v].mode;
-          line += std::string("/") + b->variants[v].mode;
-        }
-        Series* g = new_series(label, line + "-gort");
-        rows.push_back({b, procs, v, g, go, slack});
-        order.push_back({g, v});
-      }
-      order.push_back({go, -1});
-      order.push_back({slack, -1});
-      const int base_rounds =
-          b->rounds > 0 ? std::min(b->rounds, config.count) : config.count;
-      const int max_rounds = b->rounds > 0
-                                 ? std::min(b->rounds, config.max_count)
-                                 : config.max_count;
-      for (int round = 0; round < max_rounds; ++round) {
-        if (round >= base_rounds && !AnyInconclusive(rows, first_row)) break;
-        std::shuffle(order.begin(), order.end(), rng);
-        for (const Participant& p : order) measure(b, p, procs, round);
-      }
+    *line += FormatGoValue(sample.cpus, "cpus");
+    if (b.rss_target > 0) {
+      *line += FormatGoValue(sample.peak_rss_kib * 1024, "peak-rss-B");
     }
+    if (s.go) return sample;
+    sample.steals_per_op = static_cast<double>(o.Int("steals")) / n;
+    sample.stolen_per_op = static_cast<double>(o.Int("stolen")) / n;
+    if (config_.stats) {
+      *line += FormatGoValue(static_cast<double>(o.Int("handoffs")) / n,
+                             "handoffs/op");
+      *line += FormatGoValue(static_cast<double>(o.Int("sysmon-wakes")) / n,
+                             "sysmon-wakes/op");
+      *line += FormatGoValue(sample.steals_per_op, "steals/op");
+      *line += FormatGoValue(sample.stolen_per_op, "stolen/op");
+    }
+    return sample;
   }
-  const double elapsed = gort::bench::PrintResultTrailer(
-      "gort-compare", failures, measurements, start);
-  const int exit_code = failures == 0 ? 0 : 1;
-  if (config.smoke) return exit_code;
 
-  const std::string load_end = LoadAverage();
-  std::printf("loadavg at end: %s\n", load_end.c_str());
-  std::vector<std::string> notes;
-  std::string report;
-  for (int procs : config.procs) {
-    report += "\n" + FormatResults(rows, procs, &notes);
+  // Prints the tables and writes --markdown's file; false if it cannot.
+  bool Report() const {
+    std::string report;
+    if (config_.ping) {
+      for (int procs : config_.procs) {
+        report += "\n" + FormatPing(groups_, procs);
+      }
+      report +=
+          "\nmedians \u00b1 the 95% confidence interval of the median "
+          "(benchstat's; \u221e below\n6 runs); vs base: the change of the "
+          "median when a Mann-Whitney U test gives\np < 0.05, else ~.\n";
+      std::fputs(report.c_str(), stdout);
+      return true;
+    }
+    std::vector<std::string> notes;
+    for (int procs : config_.procs) {
+      report += "\n" + FormatResults(rows_, procs, &notes);
+    }
+    report += kLegend;
+    std::vector<std::vector<std::string>> scaling_verdicts;
+    report +=
+        FormatScaling(rows_, config_.procs, config_.seed, &scaling_verdicts);
+    if (!notes.empty()) {
+      report += "\nnotes:\n";
+      for (const std::string& n : notes) report += "  " + n + "\n";
+    }
+    std::fputs(report.c_str(), stdout);
+    if (config_.markdown.empty()) return true;
+    const std::string md =
+        FormatMarkdown(config_, record_, rows_, scaling_verdicts, report);
+    if (!WriteMarkdown(config_.markdown, md)) {
+      std::fprintf(stderr, "gort-compare: cannot write %s: %s\n",
+                   config_.markdown.c_str(), std::strerror(errno));
+      return false;
+    }
+    std::printf("\nwrote the results into %s\n", config_.markdown.c_str());
+    return true;
   }
-  report +=
+
+  static constexpr const char* kLegend =
       "\ngort, Go, Go+1ns: medians \u00b1 the 95% confidence interval of the "
       "median\n(benchstat's; \u221e below 6 runs). Go+1ns: Go run with 1 ns "
       "timer slack\n(PR_SET_TIMERSLACK, inherited across exec).\n"
@@ -617,70 +724,17 @@ int RunParent(const Config& config) {
       "when its lower end is above, else\ninconclusive (which earns more "
       "rounds, up to --max-count). Park rows: resident\nKiB per parked "
       "goroutine, judged on gort's own interval.\n\n";
-  std::vector<std::vector<std::string>> scaling_verdicts;
-  report += FormatScaling(rows, config.procs, config.seed, &scaling_verdicts);
-  if (!notes.empty()) {
-    report += "\nnotes:\n";
-    for (const std::string& n : notes) report += "  " + n + "\n";
-  }
-  std::fputs(report.c_str(), stdout);
 
-  if (!config.markdown.empty()) {
-    std::string md;
-    md += "## Results (written by `gort-compare --markdown`)\n\n";
-    md += "- gort commit: `" + commit + "`; " +
-          (go_version.empty() ? std::string("Go ?") : go_version) + "\n";
-    md += "- machine: " + MachineText() + "\n";
-    md += "- date: " + started_at + "; " + FormatDouble("%.0f", elapsed) +
-          " s, " + std::to_string(measurements) + " measurements, " +
-          std::to_string(failures) + " failed\n";
-    md += "- load average (1, 5, 15 min): " + load_start + " at the start, " +
-          load_end + " at the end\n";
-    const char* script = std::getenv("GORT_COMPARE_COMMAND");
-    md += "- command: `" +
-          (script != nullptr && *script != '\0'
-               ? std::string(script) + "` (runs `" + config.command + "`)"
-               : config.command + "`") +
-          "\n";
-    md += "- seed: " + std::to_string(config.seed) + "\n";
-    if (!config.note.empty()) md += "- note: " + config.note + "\n";
-    md +=
-        "\n### Verdicts\n\n| row | GOMAXPROCS | judged | target | "
-        "95% CI | verdict | rounds |\n|---|---|---|---|---|---|---|\n";
-    int met = 0, missed = 0, inconclusive = 0;
-    auto tally = [&](const std::string& v) {
-      if (v == "met") ++met;
-      if (v == "MISSED") ++missed;
-      if (v == "inconclusive" || v == "failed") ++inconclusive;
-    };
-    for (const Row& row : rows) {
-      for (const Check& c : Checks(row)) {
-        tally(VerdictText(c.verdict));
-        md += "| " + row.Name() + " | " + std::to_string(row.procs) + " | " +
-              c.what + " | " + c.target + " | " + Interval(c.summary) + " | " +
-              VerdictText(c.verdict) + " | " +
-              std::to_string(row.gort->by_round.size()) + " |\n";
-      }
-    }
-    for (const auto& v : scaling_verdicts) {
-      tally(v[5]);
-      md += "| " + v[0] + " | " + v[1] + " | " + v[2] + " | " + v[3] + " | " +
-            v[4] + " | " + v[5] + " | " + v[6] + " |\n";
-    }
-    md += "\n" + std::to_string(met) + " met, " + std::to_string(missed) +
-          " missed, " + std::to_string(inconclusive) +
-          " inconclusive or failed.\n";
-    md += "\n### Tables, as printed\n\n```\n" + report.substr(1) + "```\n";
-    if (WriteMarkdown(config.markdown, md)) {
-      std::printf("\nwrote the results into %s\n", config.markdown.c_str());
-    } else {
-      std::fprintf(stderr, "gort-compare: cannot write %s: %s\n",
-                   config.markdown.c_str(), std::strerror(errno));
-      return 1;
-    }
-  }
-  return exit_code;
-}
+  const Config& config_;
+  std::vector<const Benchmark*> benches_;
+  std::string go_binary_;
+  RunRecord record_;
+  std::vector<std::unique_ptr<Series>> storage_;  // Stable addresses.
+  std::vector<Group> groups_;  // Every benchmark at every GOMAXPROCS.
+  std::vector<Row> rows_;      // Without --ping: each gort variant's row.
+  std::mt19937_64 rng_;
+  std::size_t name_width_ = 0;
+};
 
 }  // namespace
 }  // namespace gort_compare
@@ -688,5 +742,5 @@ int RunParent(const Config& config) {
 int main(int argc, char** argv) {
   const gort_compare::Config config = gort_compare::ParseFlags(argc, argv);
   if (config.child) return gort_compare::RunChild(config);
-  return gort_compare::RunParent(config);
+  return gort_compare::Parent(config).Run();
 }

@@ -11,7 +11,6 @@
 #include <cstdint>
 #include <cstdlib>
 #include <map>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -65,17 +64,12 @@ struct Benchmark {
   void (*sized)(std::int64_t n, std::int64_t size) = nullptr;
   int target_procs = 1;   // Targets are judged at GOMAXPROCS 1..this.
   double rss_target = 0;  // > 0: paired peak-RSS ratio at most this.
+  bool go_twin = true;    // false: gort only, run with --ping alone.
 };
 
 // The benchmark named name, with or without Go's "Benchmark" prefix, or
 // nullptr.
 const Benchmark* FindBenchmark(const std::string& name);
-
-// The name of usleep mode m, as --usleep spells it ("?" if none).
-const char* UsleepName(gort::UsleepMode m);
-
-// The usleep mode --usleep's value s names, if any.
-std::optional<gort::UsleepMode> ParseUsleep(const std::string& s);
 
 // The number of CPUs this process may run on.
 int CpuCount();
@@ -88,17 +82,18 @@ std::vector<int> ProcsSweep();
 struct Config : gort::bench::CommonFlags {
   Config();  // The defaults (compare.cc): --count, --benchtime, --timeout.
   // Parent and child.
-  std::string usleep = "auto";  // For the benchmarks with one variant.
+  std::string usleep;  // For the benchmarks with one variant; --ping: a list.
   std::int64_t goroutines = 0;  // Park and sized-loop override.
   // Parent.
-  int max_count = 0;  // 0: kDefaultMaxCountFactor x count.
-  std::vector<int> procs = ProcsSweep();
-  std::string go_binary;  // Default: gortbench-go next to this executable.
+  int max_count = 0;       // 0: kDefaultMaxCountFactor x count.
+  std::vector<int> procs;  // Default: 1 with --ping, else ProcsSweep().
+  std::string go_binary;   // Default: gortbench-go next to this executable.
   std::uint64_t seed = 0;
   bool seed_set = false;
   std::string markdown;  // Non-empty: write the results into this file.
   std::string note;      // A sentence for the markdown's header.
   std::string command;   // The full command, for the record.
+  bool ping = false;     // gort in each --usleep mode, no Go: the main job.
   // Child.
   bool child = false;
   int child_procs = 1;
@@ -171,7 +166,9 @@ double Get(const Sample& s, Metric m);
 struct Series {
   std::string label;      // "gort", "gort-lowres", "go", "go-slack1ns".
   std::string line_name;  // BenchmarkX[/mode]-impl, without "-procs".
+  bool go = false;        // Go (gortbench-go), not gort.
   bool slack1 = false;    // Go run with 1 ns timer slack.
+  std::string mode;       // gort: the usleep mode asked for.
   std::map<int, Sample> by_round;  // Successful runs by round, for pairs.
   std::string usleep;  // gort: the usleep mode in effect, as reported.
   int runs = 0;
@@ -187,6 +184,14 @@ struct Series {
 
 // The per-round ratios a/b of metric m, over the rounds both measured.
 std::vector<double> PairedRatios(const Series& a, const Series& b, Metric m);
+
+// One benchmark at one GOMAXPROCS: the series measured in each round, gort's
+// first (in --usleep's order with --ping).
+struct Group {
+  const Benchmark* bench;
+  int procs;
+  std::vector<Series*> series;
+};
 
 // A row of the results: one gort variant of a benchmark at one GOMAXPROCS,
 // with the two Go columns it is compared with.
@@ -259,6 +264,29 @@ std::string FormatScaling(const std::vector<Row>& rows,
                           const std::vector<int>& procs_list,
                           std::uint64_t seed,
                           std::vector<std::vector<std::string>>* verdicts);
+
+// The --ping table for one GOMAXPROCS: each series of a group a column, the
+// first the base.
+std::string FormatPing(const std::vector<Group>& groups, int procs);
+
+// What the markdown records of a run besides its tables.
+struct RunRecord {
+  std::string commit;      // CommitText.
+  std::string go_version;  // gortbench-go -version.
+  std::string started_at;  // Now() at the start.
+  std::string load_start;  // LoadAverage() at the start and at the end.
+  std::string load_end;
+  double elapsed_s = 0;
+  int measurements = 0;
+  int failures = 0;
+};
+
+// The results block --markdown writes: the run, the verdicts of rows and
+// scaling_verdicts, and report (the tables as printed).
+std::string FormatMarkdown(
+    const Config& config, const RunRecord& run, const std::vector<Row>& rows,
+    const std::vector<std::vector<std::string>>& scaling_verdicts,
+    const std::string& report);
 
 // /proc/loadavg's three load averages, or "?".
 std::string LoadAverage();

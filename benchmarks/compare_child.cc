@@ -11,16 +11,16 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "benchmarks/compare.h"
 #include "benchmarks/harness.h"
+#include "benchmarks/ping_loops.h"
 #include "benchmarks/sched_loops.h"
 #include "gort/runtime.h"
 
 namespace gort_compare {
 namespace {
-
-using gort::bench::kMaxN;
 
 // Writes one protocol line to stdout with a single write(2).
 void Emit(const std::string& line) {
@@ -47,7 +47,13 @@ int RunChild(const Config& config) {
                  config.bench.c_str());
     return 2;
   }
-  const gort::UsleepMode usleep = *ParseUsleep(config.usleep);
+  const std::vector<gort::UsleepMode> modes =
+      gort::bench::ParseUsleepModes(config.usleep);
+  if (modes.size() != 1) {
+    std::fprintf(stderr, "gort-compare: --child: bad --usleep %s\n",
+                 config.usleep.c_str());
+    return 2;
+  }
   char buf[256];
   std::string result;
   Emit("step gort::Run start (main not yet running)");
@@ -75,7 +81,7 @@ int RunChild(const Config& config) {
           const std::int64_t size =
               config.goroutines > 0 ? config.goroutines : bench->goroutines;
           gort::Stats before, after;
-          auto timed_run = [&](std::int64_t iters) {
+          gort::bench::GrowN(config.benchtime, [&](std::int64_t iters) {
             std::snprintf(buf, sizeof(buf), "step timed loop with N=%" PRId64,
                           iters);
             Emit(buf);
@@ -91,15 +97,8 @@ int RunChild(const Config& config) {
             cpu = CpuNanos() - c0;
             after = gort::ReadStats();
             n = iters;
-          };
-          if (config.benchtime.fixed_n > 0) {
-            timed_run(config.benchtime.fixed_n);
-          } else {
-            timed_run(1);
-            while (ns < config.benchtime.ns && n < kMaxN) {
-              timed_run(gort::bench::PredictN(config.benchtime.ns, n, ns));
-            }
-          }
+            return ns;
+          });
           std::snprintf(buf, sizeof(buf),
                         "result n=%" PRId64 " ns=%" PRId64 " cpu-ns=%" PRId64
                         " handoffs=%" PRId64 " sysmon-wakes=%" PRId64
@@ -111,11 +110,12 @@ int RunChild(const Config& config) {
           result = buf;
         }
         std::snprintf(buf, sizeof(buf), " usleep=%s gomaxprocs=%d",
-                      UsleepName(gort::ReadStats().usleep), s0.gomaxprocs);
+                      gort::bench::UsleepName(gort::ReadStats().usleep),
+                      s0.gomaxprocs);
         result += buf;
         Emit("step gort::Run shutdown (main has returned)");
       },
-      gort::Options{.maxprocs = config.child_procs, .usleep = usleep});
+      gort::Options{.maxprocs = config.child_procs, .usleep = modes[0]});
   std::int64_t n = 0;
   std::int64_t ns = 0;
   std::sscanf(result.c_str(), "result n=%" SCNd64 " ns=%" SCNd64, &n, &ns);

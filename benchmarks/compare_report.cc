@@ -1,7 +1,7 @@
 // benchmarks/compare_report.cc: what gort-compare prints and writes: the
 // table per GOMAXPROCS, FanOut's scaling with its bootstrap verdicts, the
-// machine, load, date and commit, and the results block of the markdown
-// file (--markdown).
+// --ping table, the machine, load, date and commit, and the results block
+// of the markdown file (--markdown).
 
 #include <sys/utsname.h>
 #include <time.h>
@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <map>
@@ -22,14 +23,8 @@
 #include "benchmarks/harness.h"
 
 namespace gort_compare {
-namespace {
 
-std::string WithSpread(const std::string& value,
-                       const gort::bench::MedianSummary& s) {
-  return value + " \u00b1 " + s.SpreadText();
-}
-
-}  // namespace
+using gort::bench::WithSpread;
 
 std::string Interval(const gort::bench::MedianSummary& s) {
   if (s.n == 0) return "";
@@ -276,6 +271,76 @@ std::string FormatScaling(const std::vector<Row>& rows,
     }
   }
   return text;
+}
+
+std::string FormatPing(const std::vector<Group>& groups, int procs) {
+  std::vector<std::string> heads = {"GOMAXPROCS=" + std::to_string(procs)};
+  std::vector<gort::bench::ComparedRow> rows;
+  for (const Group& g : groups) {
+    if (g.procs != procs) continue;
+    if (heads.size() == 1) {
+      for (const Series* s : g.series) heads.push_back(s->mode);
+    }
+    gort::bench::ComparedRow row{g.bench->name, {}};
+    for (const Series* s : g.series) {
+      row.columns.push_back(s->Values(Metric::kTime));
+    }
+    rows.push_back(std::move(row));
+  }
+  return gort::bench::FormatVsBase(heads, rows);
+}
+
+std::string FormatMarkdown(
+    const Config& config, const RunRecord& run, const std::vector<Row>& rows,
+    const std::vector<std::vector<std::string>>& scaling_verdicts,
+    const std::string& report) {
+  const std::string go_version =
+      run.go_version.empty() ? std::string("Go ?") : run.go_version;
+  std::string md = "## Results (written by `gort-compare --markdown`)\n\n";
+  md += "- gort commit: `" + run.commit + "`; " + go_version + "\n";
+  md += "- machine: " + MachineText() + "\n";
+  md += "- date: " + run.started_at + "; " +
+        FormatDouble("%.0f", run.elapsed_s) + " s, " +
+        std::to_string(run.measurements) + " measurements, " +
+        std::to_string(run.failures) + " failed\n";
+  md += "- load average (1, 5, 15 min): " + run.load_start + " at the start, " +
+        run.load_end + " at the end\n";
+  const char* script = std::getenv("GORT_COMPARE_COMMAND");
+  md += "- command: `" +
+        (script != nullptr && *script != '\0'
+             ? std::string(script) + "` (runs `" + config.command + "`)"
+             : config.command + "`") +
+        "\n";
+  md += "- seed: " + std::to_string(config.seed) + "\n";
+  if (!config.note.empty()) md += "- note: " + config.note + "\n";
+  md +=
+      "\n### Verdicts\n\n| row | GOMAXPROCS | judged | target | "
+      "95% CI | verdict | rounds |\n|---|---|---|---|---|---|---|\n";
+  int met = 0, missed = 0, inconclusive = 0;
+  auto tally = [&](const std::string& v) {
+    if (v == "met") ++met;
+    if (v == "MISSED") ++missed;
+    if (v == "inconclusive" || v == "failed") ++inconclusive;
+  };
+  for (const Row& row : rows) {
+    for (const Check& c : Checks(row)) {
+      tally(VerdictText(c.verdict));
+      md += "| " + row.Name() + " | " + std::to_string(row.procs) + " | " +
+            c.what + " | " + c.target + " | " + Interval(c.summary) + " | " +
+            VerdictText(c.verdict) + " | " +
+            std::to_string(row.gort->by_round.size()) + " |\n";
+    }
+  }
+  for (const auto& v : scaling_verdicts) {
+    tally(v[5]);
+    md += "| " + v[0] + " | " + v[1] + " | " + v[2] + " | " + v[3] + " | " +
+          v[4] + " | " + v[5] + " | " + v[6] + " |\n";
+  }
+  md += "\n" + std::to_string(met) + " met, " + std::to_string(missed) +
+        " missed, " + std::to_string(inconclusive) +
+        " inconclusive or failed.\n";
+  md += "\n### Tables, as printed\n\n```\n" + report.substr(1) + "```\n";
+  return md;
 }
 
 // /proc/loadavg's three load averages, or "?".

@@ -1,13 +1,12 @@
-// benchmarks/harness.h: what gort's benchmark drivers (gort-ping,
-// gort-compare) share: flag values in Go's syntax, go test's growth of the
-// iteration count N, Go's benchmark-line number format, and the statistics
-// and table layout of benchstat.
+// benchmarks/harness.h: what gort's benchmark drivers (gort-compare, and
+// gort-ping on Windows) share: flag values in Go's syntax, go test's growth
+// of the iteration count N, Go's benchmark-line number format, and the
+// statistics and table layout of benchstat.
 //
-// Statistics follow golang.org/x/perf: the old benchstat's summary (Tukey
-// fences drop outliers, mean of the rest ± the largest deviation from it)
-// for gort-ping, the current benchstat's (median ± its 95% confidence
-// interval from order statistics) for gort-compare, and a two-sided
-// Mann-Whitney U test for both.
+// One statistics method, the current golang.org/x/perf benchstat's: each
+// column's median ± its 95% confidence interval from order statistics, and
+// a change between two columns reported only when a two-sided Mann-Whitney
+// U test gives p < 0.05.
 //
 // Header-only: a driver includes it and links nothing more.
 #ifndef GORT_BENCHMARKS_HARNESS_H_
@@ -172,8 +171,8 @@ inline double SecondsFlag(FlagReader& flags) {
   return s;
 }
 
-// CommonFlags: the flags gort-ping and gort-compare share; each tool's
-// Config derives from it with its own defaults.
+// CommonFlags: the flags every driver takes; each driver's Config derives
+// from it with its own defaults.
 struct CommonFlags {
   CommonFlags(int count, const char* benchtime, double timeout_s)
       : count(count),
@@ -296,6 +295,23 @@ inline std::int64_t PredictN(std::int64_t goal_ns, std::int64_t prev_n,
   return static_cast<std::int64_t>(n);
 }
 
+// GrowN runs timed_run(n), which returns the run's nanoseconds, as go test
+// runs a benchmark: once with benchtime's fixed count, else with N from 1
+// growing (PredictN) until one run lasts benchtime.
+template <class TimedRun>
+void GrowN(const Benchtime& benchtime, TimedRun timed_run) {
+  if (benchtime.fixed_n > 0) {
+    timed_run(benchtime.fixed_n);
+    return;
+  }
+  std::int64_t n = 1;
+  std::int64_t ns = timed_run(n);
+  while (ns < benchtime.ns && n < kMaxN) {
+    n = PredictN(benchtime.ns, n, ns);
+    ns = timed_run(n);
+  }
+}
+
 // ---------------------------------------------------------------------------
 // Output in Go's benchmark format.
 
@@ -387,37 +403,6 @@ inline double Quantile(const std::vector<double>& sorted, double p) {
   if (lower >= n) return sorted.back();
   const std::size_t k = static_cast<std::size_t>(lower);
   return sorted[k - 1] + (h - lower) * (sorted[k] - sorted[k - 1]);
-}
-
-// The old benchstat's summary: values inside the Tukey fences, their mean
-// and range.
-struct Summary {
-  std::vector<double> kept;  // Values inside the Tukey fences.
-  double mean = 0;
-  double min = 0;
-  double max = 0;
-};
-
-inline Summary Summarize(const std::vector<double>& values) {
-  Summary s;
-  if (values.empty()) return s;
-  std::vector<double> sorted = values;
-  std::sort(sorted.begin(), sorted.end());
-  const double q1 = Quantile(sorted, 0.25);
-  const double q3 = Quantile(sorted, 0.75);
-  const double lo = q1 - 1.5 * (q3 - q1);
-  const double hi = q3 + 1.5 * (q3 - q1);
-  for (double v : values) {
-    if (lo <= v && v <= hi) s.kept.push_back(v);
-  }
-  if (s.kept.empty()) return s;
-  double sum = 0;
-  for (double v : s.kept) sum += v;
-  s.mean = sum / s.kept.size();
-  auto [mn, mx] = std::minmax_element(s.kept.begin(), s.kept.end());
-  s.min = *mn;
-  s.max = *mx;
-  return s;
 }
 
 // The current benchstat's summary: the sample median and a distribution-
@@ -604,18 +589,10 @@ struct TimeScale {
   }
 };
 
-// The old benchstat's "mean ±diff", diff being the largest relative
-// deviation of a kept value from the mean.
-inline std::string FormatMetric(const Summary& s, const TimeScale& scale) {
-  if (s.kept.empty()) return "";
-  std::string mean = scale.Format(s.mean);
-  if (s.mean == 0 || s.max == 0) return mean + "     ";
-  const double diff = std::max(1 - s.min / s.mean, s.max / s.mean - 1);
-  char pct[32];
-  std::snprintf(pct, sizeof(pct), "%.0f%%", diff * 100);
-  char buf[96];
-  std::snprintf(buf, sizeof(buf), "%s \u00b1%3s", mean.c_str(), pct);
-  return buf;
+// value followed by " ± " and s's spread, as benchstat prints a median.
+inline std::string WithSpread(const std::string& value,
+                              const MedianSummary& s) {
+  return value + " \u00b1 " + s.SpreadText();
 }
 
 // Display width of UTF-8 text (µ is one column, two bytes).
@@ -637,8 +614,7 @@ inline std::string Pad(const std::string& s, std::size_t width,
 }
 
 // Lays out rows (the first is the heading) as benchstat does: the name column
-// left-aligned, the others right-aligned, a final "(p=...)" note left as is.
-// Trailing empty cells are dropped.
+// left-aligned, the others right-aligned. Trailing empty cells are dropped.
 inline std::string FormatTable(std::vector<std::vector<std::string>> rows) {
   for (auto& row : rows) {
     while (!row.empty() && row.back().empty()) row.pop_back();
@@ -667,8 +643,6 @@ inline std::string FormatTable(std::vector<std::vector<std::string>> rows) {
     for (std::size_t i = 0; i < row.size(); ++i) {
       if (i == 0) {
         text += Pad(row[i], widths[i], true);
-      } else if (i + 1 == row.size() && !row[i].empty() && row[i][0] == '(') {
-        text += "  " + row[i];
       } else {
         text += "  " + Pad(row[i], widths[i], false);
       }
@@ -678,10 +652,67 @@ inline std::string FormatTable(std::vector<std::vector<std::string>> rows) {
   return text;
 }
 
-// Prints rows as FormatTable lays them out.
-inline void PrintTable(std::vector<std::vector<std::string>> rows,
-                       FILE* out = stdout) {
-  std::fputs(FormatTable(std::move(rows)).c_str(), out);
+// A benchmark's ns/op values in each column of a comparison; the first
+// column is the base.
+struct ComparedRow {
+  std::string name;
+  std::vector<std::vector<double>> columns;
+};
+
+// The comparison table of the current benchstat for time per op: under
+// heads (the first names the benchmark column, then one per column of
+// values), each column's median ± the larger side of its 95% confidence
+// interval, and after each column but the base "vs base": the change of the
+// median, or "~" unless a Mann-Whitney U test against the base gives
+// p < 0.05, with the test's p and the sample sizes. Rows with no values at
+// all are left out.
+inline std::string FormatVsBase(const std::vector<std::string>& heads,
+                                const std::vector<ComparedRow>& rows) {
+  std::vector<std::vector<std::string>> table = {{heads[0]}};
+  for (std::size_t c = 1; c < heads.size(); ++c) {
+    table[0].push_back(heads[c] + " time/op");
+    if (c > 1) table[0].push_back("vs base");
+  }
+  for (const ComparedRow& row : rows) {
+    std::vector<MedianSummary> sums;
+    for (const auto& values : row.columns) {
+      sums.push_back(SummarizeMedian(values));
+    }
+    if (std::all_of(sums.begin(), sums.end(),
+                    [](const MedianSummary& s) { return s.n == 0; })) {
+      continue;
+    }
+    const TimeScale scale =
+        TimeScale::For(sums[0].n > 0 ? sums[0].median : sums.back().median);
+    std::vector<std::string> cells = {row.name};
+    for (std::size_t c = 0; c < sums.size(); ++c) {
+      cells.push_back(sums[c].n == 0
+                          ? "failed"
+                          : WithSpread(scale.Format(sums[c].median), sums[c]));
+      if (c == 0) continue;
+      const UTest test = MannWhitney(row.columns[0], row.columns[c]);
+      char buf[96];
+      if (test.error != nullptr) {
+        std::snprintf(buf, sizeof(buf), "~ (%s)", test.error);
+      } else {
+        char delta[32] = "~";
+        if (test.p < 0.05) {
+          std::snprintf(delta, sizeof(delta), "%+.2f%%",
+                        (sums[c].median / sums[0].median - 1) * 100);
+        }
+        char n[32];
+        if (sums[0].n == sums[c].n) {
+          std::snprintf(n, sizeof(n), "%zu", sums[0].n);
+        } else {
+          std::snprintf(n, sizeof(n), "%zu+%zu", sums[0].n, sums[c].n);
+        }
+        std::snprintf(buf, sizeof(buf), "%s (p=%.3f n=%s)", delta, test.p, n);
+      }
+      cells.push_back(buf);
+    }
+    table.push_back(std::move(cells));
+  }
+  return FormatTable(std::move(table));
 }
 
 }  // namespace gort::bench

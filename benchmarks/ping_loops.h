@@ -1,6 +1,7 @@
-// benchmarks/ping_loops.h: the loop bodies of gort-ping, Linux ports of the
-// ping benchmarks Go added with "runtime: use CreateWaitableTimerEx to
-// implement usleep" (runtime/syscall_windows_test.go).
+// benchmarks/ping_loops.h: the loop bodies of the ping family (gort-compare
+// --ping; gort-ping on Windows), Linux ports of the ping benchmarks Go added
+// with "runtime: use CreateWaitableTimerEx to implement usleep"
+// (runtime/syscall_windows_test.go).
 //
 // Each function runs its ping-pong `n` times and must be called from a
 // goroutine, normally the main function given to gort::Run. They are plain
@@ -243,8 +244,8 @@ inline void OsYieldRaw(std::int64_t n) {
   }
 }
 
-// PingBenchmark: one of gort-ping's benchmarks (ping.cc, ping_windows.cc),
-// named as Go's without its "Benchmark" prefix.
+// PingBenchmark: one of the ping family, named as Go's without its
+// "Benchmark" prefix: what gort-compare --ping and gort-ping (Windows) run.
 struct PingBenchmark {
   const char* name;
   void (*loop)(std::int64_t n);
@@ -258,26 +259,44 @@ inline constexpr PingBenchmark kPingBenchmarks[] = {
     {"OsYieldRaw", OsYieldRaw},
 };
 
-// PingMode: a usleep mode gort-ping measures.
-struct PingMode {
+// The usleep modes by the names the drivers' --usleep flag takes.
+struct UsleepModeName {
   const char* name;
-  gort::UsleepMode usleep;
-  const char* about;
+  gort::UsleepMode mode;
 };
 
-// Old (baseline) first: gort-ping's table compares kPingModes[0] with [1].
-inline constexpr PingMode kPingModes[] = {
-    {"lowres", gort::UsleepMode::kLowRes, "Go's default: 50 us timer slack"},
-    {"highres", gort::UsleepMode::kHighRes, "1 ns timer slack"},
+inline constexpr UsleepModeName kUsleepModes[] = {
+    {"auto", gort::UsleepMode::kAuto},
+    {"lowres", gort::UsleepMode::kLowRes},
+    {"highres", gort::UsleepMode::kHighRes},
 };
 
-// ParsePingModes reads --mode: lowres, highres or both; empty for anything
-// else.
-inline std::vector<const PingMode*> ParsePingModes(const std::string& v) {
-  if (v == "both") return {&kPingModes[0], &kPingModes[1]};
-  if (v == kPingModes[0].name) return {&kPingModes[0]};
-  if (v == kPingModes[1].name) return {&kPingModes[1]};
-  return {};
+// The name of usleep mode m ("?" if none).
+inline const char* UsleepName(gort::UsleepMode m) {
+  for (const auto& u : kUsleepModes) {
+    if (u.mode == m) return u.name;
+  }
+  return "?";
+}
+
+// ParseUsleepModes reads a comma-separated list of mode names, such as
+// "lowres,highres"; empty if any name is unknown.
+inline std::vector<gort::UsleepMode> ParseUsleepModes(const std::string& v) {
+  std::vector<gort::UsleepMode> modes;
+  std::size_t pos = 0;
+  while (pos <= v.size()) {
+    std::size_t comma = v.find(',', pos);
+    if (comma == std::string::npos) comma = v.size();
+    const std::string name = v.substr(pos, comma - pos);
+    const UsleepModeName* found = nullptr;
+    for (const auto& u : kUsleepModes) {
+      if (name == u.name) found = &u;
+    }
+    if (found == nullptr) return {};
+    modes.push_back(found->mode);
+    pos = comma + 1;
+  }
+  return modes;
 }
 
 }  // namespace gort::bench

@@ -1,18 +1,21 @@
-// benchmarks/ping_windows.cc: gort-ping on Windows. The same ping family as
-// benchmarks/ping.cc (Go's runtime/syscall_windows_test.go: a Windows
-// auto-reset event set with SetEvent and waited for with
-// WaitForSingleObject, each in gort::Syscall), measured in both usleep
-// modes and summarised as benchstat does, with the project's harness
-// (Google Benchmark is not built for mingw). Unlike the Linux driver it
-// measures in-process: there is no fork() to isolate each measurement.
+// benchmarks/ping_windows.cc: gort-ping, the main job's measurement on
+// Windows. The ping family of benchmarks/ping_loops.h (Go's
+// runtime/syscall_windows_test.go: a Windows auto-reset event set with
+// SetEvent and waited for with WaitForSingleObject, each in gort::Syscall)
+// in each usleep mode, interleaved round by round, with the harness and the
+// table of gort-compare --ping (benchmarks/harness.h: go test's N growth,
+// medians ± 95% confidence intervals, the change where a Mann-Whitney U
+// test finds one). Unlike gort-compare it measures in-process: there is no
+// fork() to isolate each measurement.
 //
-//   gort-ping [--benchtime=1s] [--count=5] [--cpu=1]
-//             [--mode=lowres|highres|both]
+//   gort-ping [--bench=REGEX] [--benchtime=1s|Nx] [--count=5] [--procs=1]
+//             [--usleep=lowres,highres] [--smoke] [--list]
 //
-// --cpu is GOMAXPROCS (1 by default, as scripts/main-job.sh runs the Linux
-// driver: with one P only sysmon can take it from a goroutine blocked in a
-// syscall, so ChanToSyscallPing follows usleep's resolution).
-// Prints Go benchmark lines per mode, then a table lowres vs highres.
+// --procs is GOMAXPROCS (1 by default, as the main job: with one P only
+// sysmon can take it from a goroutine blocked in a syscall, so
+// ChanToSyscallPing follows usleep's resolution).
+#include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -24,82 +27,68 @@
 
 namespace {
 
-using gort::bench::Benchtime;
+using gort::bench::PingBenchmark;
 
-// The benchmarks and modes: benchmarks/ping_loops.h.
-using Benchmark = gort::bench::PingBenchmark;
-using Mode = gort::bench::PingMode;
-constexpr const auto& kBenchmarks = gort::bench::kPingBenchmarks;
-constexpr const auto& kModes = gort::bench::kPingModes;
-
-struct Flags {
-  Benchtime benchtime = *Benchtime::Parse("1s");
-  int count = 5;
-  int cpu = 1;
-  std::vector<const Mode*> modes = {&kModes[0], &kModes[1]};
+// --count 5, --benchtime 1s, --timeout unused (no child to kill).
+struct Config : gort::bench::CommonFlags {
+  Config() : CommonFlags(5, "1s", 0) {}
+  std::vector<gort::UsleepMode> modes = {gort::UsleepMode::kLowRes,
+                                         gort::UsleepMode::kHighRes};
+  int procs = 1;
 };
 
+void PrintUsage(FILE* out) {
+  std::fprintf(out,
+               "usage: gort-ping [--bench=REGEX] [--benchtime=1s|Nx] "
+               "[--count=5] [--procs=1]\n"
+               "                 [--usleep=lowres,highres] [--smoke] "
+               "[--list]\n");
+}
+
 [[noreturn]] void UsageError(const std::string& message) {
-  std::fprintf(stderr,
-               "gort-ping: %s\nusage: gort-ping [--benchtime=1s|Nx] "
-               "[--count=5] [--cpu=1] [--mode=lowres|highres|both]\n",
-               message.c_str());
+  std::fprintf(stderr, "gort-ping: %s\n", message.c_str());
+  PrintUsage(stderr);
   std::exit(2);
 }
 
-Flags ParseFlags(int argc, char** argv) {
-  Flags f;
-  gort::bench::FlagReader r(argc, argv, UsageError);
-  while (r.Next()) {
-    if (r.name() == "benchtime") {
-      auto b = Benchtime::Parse(r.Value());
-      if (!b) UsageError("bad --benchtime");
-      f.benchtime = *b;
-    } else if (r.name() == "count") {
-      f.count = static_cast<int>(gort::bench::PositiveIntFlag(r, 1000));
-    } else if (r.name() == "cpu") {
-      f.cpu = static_cast<int>(gort::bench::PositiveIntFlag(r, 256));
-    } else if (r.name() == "mode") {
-      f.modes = gort::bench::ParsePingModes(r.Value());
-      if (f.modes.empty()) UsageError("bad --mode");
+Config ParseFlags(int argc, char** argv) {
+  Config config;
+  gort::bench::FlagReader flags(argc, argv, UsageError);
+  while (flags.Next()) {
+    if (config.Parse(flags, PrintUsage)) continue;
+    if (flags.name() == "procs") {
+      config.procs = static_cast<int>(gort::bench::PositiveIntFlag(flags, 256));
+    } else if (flags.name() == "usleep") {
+      config.modes = gort::bench::ParseUsleepModes(flags.Value());
+      if (config.modes.empty()) UsageError("bad --usleep");
     } else {
-      UsageError("unknown flag --" + r.name());
+      UsageError("unknown flag --" + flags.name());
     }
   }
-  return f;
+  if (config.smoke) config.ApplySmoke(100);
+  return config;
 }
 
-// Times fn(n) inside a fresh Run in mode; returns nanoseconds.
-std::int64_t TimeRun(const Benchmark& b, const Mode& mode, std::int64_t n,
-                     int cpu, int* procs) {
+// One measurement as go test makes it, each timed run in a fresh Run;
+// prints the benchmark line and returns ns/op.
+double Measure(const PingBenchmark& b, gort::UsleepMode mode,
+               const Config& config) {
+  std::int64_t n = 0;
   std::int64_t ns = 0;
-  gort::Options options;
-  options.maxprocs = cpu;
-  options.usleep = mode.usleep;
-  gort::Run(
-      [&] {
-        *procs = gort::GOMAXPROCS(0);
-        const std::int64_t t0 = gort::Nanotime();
-        b.loop(n);
-        ns = gort::Nanotime() - t0;
-      },
-      options);
-  return ns;
-}
-
-// One measurement as go test makes it: grow N until the run takes the
-// benchtime; prints the benchmark line and returns ns/op.
-double Measure(const Benchmark& b, const Mode& mode, const Flags& flags) {
-  const Benchtime& bt = flags.benchtime;
-  int procs = 1;
-  std::int64_t n = bt.fixed_n > 0 ? bt.fixed_n : 1;
-  std::int64_t ns = TimeRun(b, mode, n, flags.cpu, &procs);
-  while (bt.fixed_n == 0 && ns < bt.ns && n < gort::bench::kMaxN) {
-    n = gort::bench::PredictN(bt.ns, n, ns);
-    ns = TimeRun(b, mode, n, flags.cpu, &procs);
-  }
+  gort::bench::GrowN(config.benchtime, [&](std::int64_t iters) {
+    gort::Run(
+        [&] {
+          const std::int64_t t0 = gort::Nanotime();
+          b.loop(iters);
+          ns = gort::Nanotime() - t0;
+        },
+        gort::Options{.maxprocs = config.procs, .usleep = mode});
+    n = iters;
+    return ns;
+  });
   const double per_op = static_cast<double>(ns) / static_cast<double>(n);
-  std::printf("Benchmark%s-%d\t%10lld%s\n", b.name, procs,
+  std::printf("Benchmark%s/%s-gort-%d\t%10lld%s\n", b.name,
+              gort::bench::UsleepName(mode), config.procs,
               static_cast<long long>(n),
               gort::bench::FormatGoValue(per_op, "ns/op").c_str());
   std::fflush(stdout);
@@ -109,33 +98,33 @@ double Measure(const Benchmark& b, const Mode& mode, const Flags& flags) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const Flags flags = ParseFlags(argc, argv);
-  std::vector<std::vector<std::vector<double>>> values(
-      flags.modes.size(), std::vector<std::vector<double>>(std::size(kBenchmarks)));
-  for (std::size_t m = 0; m < flags.modes.size(); ++m) {
-    std::printf("mode: %s\n", flags.modes[m]->name);
-    for (std::size_t i = 0; i < std::size(kBenchmarks); ++i) {
-      for (int c = 0; c < flags.count; ++c) {
-        values[m][i].push_back(
-            Measure(kBenchmarks[i], *flags.modes[m], flags));
+  const Config config = ParseFlags(argc, argv);
+  const std::vector<const PingBenchmark*> benches =
+      gort::bench::SelectBenchmarks(gort::bench::kPingBenchmarks, config,
+                                    "gort-ping", UsageError,
+                                    [](const PingBenchmark&) { return false; });
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<std::string> heads = {"GOMAXPROCS=" +
+                                    std::to_string(config.procs)};
+  for (gort::UsleepMode m : config.modes) {
+    heads.push_back(gort::bench::UsleepName(m));
+  }
+  std::vector<gort::bench::ComparedRow> rows;
+  for (const PingBenchmark* b : benches) {
+    rows.push_back(
+        {b->name, std::vector<std::vector<double>>(config.modes.size())});
+    for (int round = 0; round < config.count; ++round) {
+      for (std::size_t m = 0; m < config.modes.size(); ++m) {
+        rows.back().columns[m].push_back(Measure(*b, config.modes[m], config));
       }
     }
-    std::printf("\n");
   }
-  std::vector<std::vector<std::string>> rows;
-  std::vector<std::string> heading = {"name"};
-  for (const Mode* mode : flags.modes) heading.push_back(mode->name);
-  rows.push_back(heading);
-  for (std::size_t i = 0; i < std::size(kBenchmarks); ++i) {
-    std::vector<std::string> row = {kBenchmarks[i].name};
-    const gort::bench::TimeScale scale = gort::bench::TimeScale::For(
-        gort::bench::Summarize(values[0][i]).mean);
-    for (std::size_t m = 0; m < flags.modes.size(); ++m) {
-      row.push_back(gort::bench::FormatMetric(
-          gort::bench::Summarize(values[m][i]), scale));
-    }
-    rows.push_back(row);
+  gort::bench::PrintResultTrailer(
+      "gort-ping", 0,
+      config.count * static_cast<int>(benches.size() * config.modes.size()),
+      start);
+  if (!config.smoke) {
+    std::printf("\n%s", gort::bench::FormatVsBase(heads, rows).c_str());
   }
-  gort::bench::PrintTable(rows);
   return 0;
 }

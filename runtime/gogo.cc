@@ -5,7 +5,7 @@
 // goroutine that blocks calls mcall(fn), which saves its context and jumps to
 // g0; g0 runs fn(gp) and then the scheduler picks the next goroutine and
 // gogo()s into it. The register work is the context backend's
-// (runtime/os/context.h: gort's own gort_gogo on linux/amd64, Boost's
+// (runtime/os/gogo_os.h: gort's own gort_gogo on linux/amd64, Boost's
 // fcontext on other POSIX targets, fibres on Windows); this file
 // keeps what every backend shares: the running G, the C++ exception state
 // and the sanitizers' view of each switch. Unlike Go, g0 does not reset its
@@ -15,7 +15,7 @@
 #include <cstring>
 #include <exception>
 
-#include "os/context.h"
+#include "os/gogo_os.h"
 #include "panic.h"
 #include "proc.h"
 #include "race.h"

@@ -23,7 +23,7 @@
 #include "gort/runtime.h"
 
 #include "os/os.h"
-#include "os/traceback.h"
+#include "os/traceback_os.h"
 #include "panic.h"
 #include "proc.h"
 #include "race.h"

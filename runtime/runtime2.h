@@ -17,7 +17,7 @@
 #include "absl/base/thread_annotations.h"
 #include "gort/runtime.h"
 #include "lock.h"
-#include "os/context.h"
+#include "os/gogo_os.h"
 #include "os/os.h"
 
 namespace gort::internal {
@@ -107,7 +107,7 @@ struct sudog {
 
 // G mirrors Go's g.
 struct G {
-  os::Context ctx = nullptr;  // saved context (os/context.h): the gobuf
+  os::Context ctx = nullptr;  // saved context (os/gogo_os.h): the gobuf
   os::Stack stack;
   std::atomic<std::uint32_t> atomicstatus{_Gidle};
   std::atomic<std::int64_t> goid{0};  // atomic: sysmon may print it (blockwarn)

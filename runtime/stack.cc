@@ -4,7 +4,7 @@
 // is a fixed reservation (256 KiB by default, Options.stack_size to change)
 // that the OS commits page by page as it is touched. Where the memory comes
 // from, and how it is guarded and pooled, is the context backend's business
-// (runtime/os/context.h): slabs of mapped stacks with guard pages for
+// (runtime/os/gogo_os.h): slabs of mapped stacks with guard pages for
 // fcontext, Windows' own fibre stacks for fibres. Stacks are kept with their
 // Gs (gfput/gfget keep a dead G's stack), so steady-state spawning allocates
 // nothing; they go back to the OS when Run ends. Where the backend's stacks
@@ -12,10 +12,11 @@
 // waits in its P's stack cache (or, when that is full, with the G on the
 // free lists) for the next G that starts without one, so a burst reuses a
 // few hot stacks.
-#include "os/context.h"
+#include "os/gogo_os.h"
 #include "os/os.h"
 #include "panic.h"
 #include "proc.h"
+#include "race.h"
 
 namespace gort::runtime {
 
@@ -57,7 +58,7 @@ void stackfree(os::Stack* s) { os::stackFree(s); }
 // stackfreeall returns every stack to the OS when Run ends; with retain, a
 // thread abandoned in a syscall still runs on one of them, so they are kept
 // mapped for good instead.
-void stackfreeall(bool retain) { os::stackFreeAll(retain); }
+void stackfreeall(bool retain) { os::stackFreeAll(retain, racestackfree); }
 
 // stackcacheput plays the part of Go's per-P stackcache: a dead G's stack
 // waits in pp's cache, while there is room, for the next G that starts

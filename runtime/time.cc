@@ -11,7 +11,7 @@
 // holds it and its index there, so deltimer removes it at once under that
 // P's lock, and modtimer is deltimer followed by addtimer on the caller's P;
 // a per-timer lock orders concurrent Stop and Reset calls. Timer and Ticker
-// (sleep.cc) build on these.
+// (pkg/time/sleep.cc) build on these.
 
 #include "gort/time.h"
 

@@ -38,7 +38,7 @@
 #include "gort/debug.h"
 #include "gort/runtime.h"
 #include "os/os.h"
-#include "os/traceback.h"
+#include "os/traceback_os.h"
 #include "panic.h"
 #include "proc.h"
 #include "traceback.h"

@@ -2,7 +2,7 @@
 # scripts/mutants.sh: proves that the test suite catches a broken runtime.
 #
 # Each mutant is one deliberate fault (scripts/mutants.tsv): a unique search
-# string in runtime/ and its replacement. The script copies the source tree to
+# string in runtime/ or pkg/ (its anchor) and its replacement. The script copies the source tree to
 # build/mutants/src, builds the unmutated runtime and the test
 # binaries the mutants need (no benchmarks, examples or install rules;
 # ccache if installed), checks that those tests pass, and then for each
@@ -13,7 +13,12 @@
 # when its tests fail or time out. Prints a table mutant -> what caught it
 # and exits non-zero unless every mutant was caught.
 #
-# Usage: scripts/mutants.sh [NAME...]   (default: every mutant)
+# Before anything is built, every selected mutant's anchor must occur exactly
+# once in the tree: a mutant whose anchor a rename or a reformat removed
+# fails at once, by name, with the text it looked for (--check-anchors does
+# only this, in a second; scripts/test.sh runs it).
+#
+# Usage: scripts/mutants.sh [--check-anchors] [NAME...]   (default: every mutant)
 # Environment:
 #   GORT_MUTANTS_DIR      work directory (default build/mutants)
 #   GORT_MUTANT_TIMEOUT   seconds one mutant's test run may take (default 60)
@@ -38,6 +43,11 @@ while IFS=$'\t' read -r name bin filter search replacement; do
 done <scripts/mutants.tsv
 
 # ---- selection ------------------------------------------------------------------
+check_only=0
+if [ "${1:-}" = --check-anchors ]; then
+  check_only=1
+  shift
+fi
 selected=()
 if [ $# -gt 0 ]; then
   for want in "$@"; do
@@ -65,6 +75,25 @@ targets=()
 for i in "${selected[@]}"; do
   case " ${targets[*]} " in *" ${bins[$i]} "*) ;; *) targets+=("${bins[$i]}") ;; esac
 done
+
+# ---- anchors ----------------------------------------------------------------------
+# anchor_files I DIR: the runtime/ and pkg/ files under DIR holding mutant I's
+# search string.
+anchor_files() {
+  grep -rlF --include='*.cc' --include='*.h' -- "${searches[$1]}" "$2/runtime" "$2/pkg" || true
+}
+anchors_bad=0
+for i in "${selected[@]}"; do
+  mapfile -t files < <(anchor_files "$i" "$root")
+  [ ${#files[@]} -eq 1 ] && [ "$(grep -cF -- "${searches[$i]}" "${files[0]}")" -eq 1 ] && continue
+  say "mutant ${names[$i]}: its anchor is in ${#files[@]} files (want exactly one, once): ${searches[$i]}"
+  anchors_bad=1
+done
+[ $anchors_bad -eq 0 ] || die "fix scripts/mutants.tsv: a mutant whose anchor is gone tests nothing"
+if [ $check_only = 1 ]; then
+  echo "mutants: ${#selected[@]} anchors found, each exactly once"
+  exit 0
+fi
 
 # ---- a copy of the tree and its build -------------------------------------------
 echo "== mutants: copy the tree to $src =="
@@ -120,9 +149,9 @@ failed=0
 for i in "${selected[@]}"; do
   name=${names[$i]} search=${searches[$i]}
   t0=$(now)
-  mapfile -t files < <(grep -rlF --include='*.cc' --include='*.h' -- "$search" "$src/runtime" || true)
+  mapfile -t files < <(anchor_files "$i" "$src")
   if [ ${#files[@]} -ne 1 ]; then
-    verdict[$name]=ERROR caughtby[$name]="search string in ${#files[@]} runtime files"
+    verdict[$name]=ERROR caughtby[$name]="search string in ${#files[@]} runtime/pkg files"
     failed=1
     continue
   fi

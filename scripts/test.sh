@@ -15,8 +15,11 @@ cmake --preset clang-tsa >/dev/null
 cmake --build --preset clang-tsa --target gort
 
 echo "== benchmarks smoke run =="
-build/default/benchmarks/gort-ping --smoke
 build/default/benchmarks/gort-compare --smoke
+build/default/benchmarks/gort-compare --ping --smoke
+
+echo "== mutants: every anchor still in the tree =="
+scripts/mutants.sh --check-anchors
 
 echo "== tests =="
 ctest --preset default

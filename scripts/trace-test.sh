@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The execution trace as a person sees it: records a trace of Go's
-# ChanToSyscallPing benchmark (gort-ping at GOMAXPROCS 1, high-resolution
-# usleep, with GORT_TRACE), turns it into gort-trace's HTML timeline and
-# summary, and has Debian's headless Chromium load the page (playwright-core
-# from npm, tools/trace-ui-test; no browser download): a screenshot goes to
+# ChanToSyscallPing benchmark (gort-compare --ping at GOMAXPROCS 1,
+# high-resolution usleep, with GORT_TRACE, which its measuring child
+# obeys), turns it into gort-trace's HTML timeline and summary, and has
+# Debian's headless Chromium load the page (playwright-core from npm,
+# tools/trace-ui-test; no browser download): a screenshot goes to
 # build/default/trace-ui/, and the lanes and events are checked in the DOM.
 # Installs chromium and runs `npm ci` itself. About a minute once built.
 set -euo pipefail
@@ -15,16 +16,15 @@ scripts/deps.sh chromium fonts-dejavu-core
 command -v npm >/dev/null || scripts/deps.sh nodejs npm
 [ -x /usr/bin/chromium ] || die "/usr/bin/chromium missing"
 
-echo "== build gort-ping and gort-trace =="
+echo "== build gort-compare and gort-trace =="
 cmake --preset default >/dev/null
-cmake --build --preset default --target gort-ping gort-trace
+cmake --build --preset default --target gort-compare gort-trace
 
 out=build/default/trace-ui
 mkdir -p "$out"
 echo "== trace ChanToSyscallPing =="
-GORT_TRACE="$out/ping.json" build/default/benchmarks/gort-ping \
-  --bench='^ChanToSyscallPing$' --benchtime=200x --count=1 --mode=highres \
-  --isolate=false
+GORT_TRACE="$out/ping.json" build/default/benchmarks/gort-compare --ping \
+  --bench='^ChanToSyscallPing$' --benchtime=200x --count=1 --usleep=highres
 build/default/tools/gort-trace summary "$out/ping.json" | tee "$out/summary.txt"
 build/default/tools/gort-trace html "$out/ping.json" -o "$out/ping.html"
 

@@ -288,8 +288,9 @@ class GoSource:
 
 
 def citations(root):
-    """(path, line, name, release, tail) of every citation in runtime/."""
-    for dirpath, _, filenames in sorted(os.walk(os.path.join(root, "runtime"))):
+    """(path, line, name, release, tail) of every citation in runtime/, pkg/."""
+    walks = [os.walk(os.path.join(root, d)) for d in ("runtime", "pkg")]
+    for dirpath, _, filenames in sorted(w for walk in walks for w in walk):
         for f in sorted(filenames):
             if not f.endswith((".cc", ".h", ".S")):
                 continue

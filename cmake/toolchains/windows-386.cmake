@@ -7,7 +7,7 @@
 #   cmake -S . -B build/windows-386 -G Ninja \
 #     -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/windows-386.cmake \
 #     -DCMAKE_PREFIX_PATH=<GoogleTest built for i686-w64-mingw32>
-# Goroutine stacks are Windows fibres (runtime/os/context_fiber.cc), so
+# Goroutine stacks are Windows fibres (runtime/os/gogo_fiber.cc), so
 # Boost.Context is not needed; Abseil is used header-only (thread
 # annotations, AnyInvocable) and its headers are taken from the host's
 # libabsl-dev through a directory holding only them (adding /usr/include

@@ -1,7 +1,7 @@
 // runtime/os/os.h: the one seam between the scheduler and the operating
 // system (Go splits this across os_*.go, sys_*.s and mem_*.go). Everything
 // the scheduler needs from the OS is declared here, except goroutine stacks
-// and the switches between them (runtime/os/context.h); each OS implements
+// and the switches between them (runtime/os/gogo_os.h); each OS implements
 // it in runtime/os/os_<goos>.cc on top of the trampolines in runtime/arch.
 // No system header is included here, so the scheduler never sees one.
 #ifndef GORT_RUNTIME_OS_OS_H_
@@ -77,7 +77,7 @@ void osRelax(bool relax);
 // low resolution instead (no timer of their own, or it failed); only grows.
 std::int64_t timerFallbacks();
 
-// Goroutine stacks and the contexts on them: runtime/os/context.h.
+// Goroutine stacks and the contexts on them: runtime/os/gogo_os.h.
 // physPageSize: the OS page size.
 std::size_t physPageSize();
 // mappingsLeft: how many more memory mappings the process may make before

@@ -33,7 +33,7 @@
 // windows_testing::hooks so tests can force each one to fail
 // (tests/os_windows_test.cc).
 //
-// Goroutine stacks are Windows fibres (runtime/os/context_fiber.cc). Notes
+// Goroutine stacks are Windows fibres (runtime/os/gogo_fiber.cc). Notes
 // and futexes use WaitOnAddress.
 #ifndef _WIN32_WINNT
 #define _WIN32_WINNT 0x0A00

@@ -1,4 +1,4 @@
-// runtime/os/traceback_linux.cc: the Linux side of runtime/os/traceback.h.
+// runtime/os/traceback_linux.cc: the Linux side of runtime/os/traceback_os.h.
 //
 // Stacks are walked by the compiler's own unwinder (_Unwind_Backtrace, from
 // libgcc), which follows the DWARF call-frame information every function
@@ -37,7 +37,7 @@
 #include <elfutils/libdwfl.h>
 #endif
 
-#include "os/traceback.h"
+#include "os/traceback_os.h"
 
 #if defined(__x86_64__)
 #define GORT_HAVE_UNWIND_PARKED 1

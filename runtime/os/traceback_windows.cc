@@ -1,4 +1,4 @@
-// runtime/os/traceback_windows.cc: the Windows side of runtime/os/traceback.h.
+// runtime/os/traceback_windows.cc: the Windows side of runtime/os/traceback_os.h.
 //
 // Goroutine stacks are fibres here; walking a switched-out fibre and naming
 // frames (DbgHelp) are not done yet, so a dump prints each goroutine's
@@ -7,7 +7,7 @@
 // thread, which wakes the dumper like the Linux signal handler does.
 #include <windows.h>
 
-#include "os/traceback.h"
+#include "os/traceback_os.h"
 
 namespace gort::os {
 

@@ -24,7 +24,7 @@ enum class ContextError { kNone, kCanceled, kDeadlineExceeded };
 const char* ContextErrorString(ContextError e);
 
 namespace internal {
-// The shared state of a cancelable Context (runtime/context.cc).
+// The shared state of a cancelable Context (pkg/context/context.cc).
 struct ContextState;
 }  // namespace internal
 

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "gort/context.h"
+#include "gort/poll.h"
 
 namespace gort::net {
 
@@ -19,28 +20,9 @@ struct listenerImpl;
 struct access;
 }  // namespace internal
 
-// An I/O error; what() is Go's message, e.g.
-// "read tcp 127.0.0.1:41234->127.0.0.1:5000: i/o timeout".
-class Error : public std::runtime_error {
- public:
-  // Makes an error with Go's message text and what kind of failure it is.
-  Error(const std::string& message, bool timeout, bool closed, int err)
-      : std::runtime_error(message),
-        timeout_(timeout),
-        closed_(closed),
-        errno_(err) {}
-  // Whether a deadline passed.
-  bool Timeout() const { return timeout_; }
-  // Whether the connection was closed ("use of closed network connection").
-  bool Closed() const { return closed_; }
-  // The OS error, 0 if none.
-  int Errno() const { return errno_; }
-
- private:
-  bool timeout_;
-  bool closed_;
-  int errno_;
-};
+// An I/O error (defined in gort/poll.h, where the descriptor layer below
+// net throws it, as Go's net wraps internal/poll's errors).
+using Error = poll::Error;
 
 // A stream connection (Go's net.Conn); move-only, closed by its destructor.
 // Close may run while other goroutines use it; the destructor may not.

@@ -7,8 +7,8 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-
-#include "gort/net.h"
+#include <stdexcept>
+#include <string>
 
 namespace gort::poll {
 
@@ -16,8 +16,32 @@ namespace internal {
 struct fdImpl;
 }  // namespace internal
 
+// An I/O error, thrown by FD and by gort::net (as gort::net::Error);
+// what() is Go's message, e.g.
+// "read tcp 127.0.0.1:41234->127.0.0.1:5000: i/o timeout".
+class Error : public std::runtime_error {
+ public:
+  // Makes an error with Go's message text and what kind of failure it is.
+  Error(const std::string& message, bool timeout, bool closed, int err)
+      : std::runtime_error(message),
+        timeout_(timeout),
+        closed_(closed),
+        errno_(err) {}
+  // Whether a deadline passed.
+  bool Timeout() const { return timeout_; }
+  // Whether the connection was closed ("use of closed network connection").
+  bool Closed() const { return closed_; }
+  // The OS error, 0 if none.
+  int Errno() const { return errno_; }
+
+ private:
+  bool timeout_;
+  bool closed_;
+  int errno_;
+};
+
 // A descriptor owned by the poller; move-only, closed by its destructor.
-// Errors are gort::net::Error, as for net::Conn.
+// Errors are Error (gort::net::Error), as for net::Conn.
 class FD {
  public:
   // An empty FD.

@@ -16,7 +16,7 @@
 namespace gort {
 
 namespace internal {
-// A timer of the runtime with its channel or function (runtime/sleep.cc).
+// A timer of the runtime with its channel or function (pkg/time/sleep.cc).
 struct timerObj;
 // An AfterFunc body, type-erased: call(f) runs it, destroy(f) frees it.
 struct TimerFunc {

@@ -1,4 +1,4 @@
-// runtime/rwmutex.cc: RWMutex (Go's sync/rwmutex.go) on runtime semaphores.
+// pkg/sync/rwmutex.cc: RWMutex (Go's sync/rwmutex.go) on runtime semaphores.
 //
 // The design is Go's: reader_count_ counts readers, and a writer announces
 // itself by subtracting kMaxReaders, so that every later RLock sees a

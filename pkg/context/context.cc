@@ -1,5 +1,5 @@
-// runtime/context.cc: package context's cancelation (Go's context/context.go:
-// cancelCtx, timerCtx, propagateCancel), without values.
+// pkg/context/context.cc: package context's cancelation (Go's
+// context/context.go: cancelCtx, timerCtx, propagateCancel), without values.
 //
 // Every cancelable Context is one ContextState: its Done channel (made at
 // once, where Go makes it lazily), its error, its deadline, its children and

@@ -1,10 +1,10 @@
-// runtime/os/traceback.h: what the goroutine dump (runtime/traceback.cc)
+// runtime/os/traceback_os.h: what the goroutine dump (runtime/traceback.cc)
 // needs from the OS and the architecture: walking a stack into return
 // addresses, naming those addresses, and the quit signal (Go's
 // traceback.go relies on its own symbol table and signal_unix.go; gort uses
 // the platform's unwinder and debug information). No system header here.
-#ifndef GORT_RUNTIME_OS_TRACEBACK_H_
-#define GORT_RUNTIME_OS_TRACEBACK_H_
+#ifndef GORT_RUNTIME_OS_TRACEBACK_OS_H_
+#define GORT_RUNTIME_OS_TRACEBACK_OS_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -49,4 +49,4 @@ std::int64_t nanotimeCoarse();
 
 }  // namespace gort::os
 
-#endif  // GORT_RUNTIME_OS_TRACEBACK_H_
+#endif  // GORT_RUNTIME_OS_TRACEBACK_OS_H_

@@ -1,4 +1,4 @@
-// runtime/os/context_fiber.cc: the Windows backend of runtime/os/context.h:
+// runtime/os/gogo_fiber.cc: the Windows backend of runtime/os/gogo_os.h:
 // every goroutine stack is a fibre (Go's Windows port switches stacks in
 // assembly instead; gort needs Windows to keep the thread's stack bounds,
 // exception list and floating-point state right on every switch, which
@@ -18,7 +18,7 @@
 
 #include <atomic>
 
-#include "os/context.h"
+#include "os/gogo_os.h"
 #include "os/os.h"
 
 namespace gort::os {
@@ -74,7 +74,7 @@ bool stacksShareable() { return false; }
 bool stackIntact(const Stack*) { return true; }
 
 // stackFreeAll: each fibre's stack went with its fibre in stackFree.
-void stackFreeAll(bool) {}
+void stackFreeAll(bool, void (*)(void*, std::size_t)) {}
 
 Context newContext(Stack* s) { return s->owner; }
 

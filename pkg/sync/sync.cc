@@ -1,4 +1,4 @@
-// runtime/sync.cc: WaitGroup and Mutex (Go's sync/waitgroup.go and
+// pkg/sync/sync.cc: WaitGroup and Mutex (Go's sync/waitgroup.go and
 // sync/mutex.go) on runtime semaphores.
 //
 // Mutex keeps Go's state word (a locked bit and a waiter count) but not its

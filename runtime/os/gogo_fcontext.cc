@@ -1,4 +1,4 @@
-// runtime/os/context_fcontext.cc: the POSIX backend of runtime/os/context.h:
+// runtime/os/gogo_fcontext.cc: the POSIX backend of runtime/os/gogo_os.h:
 // stacks mapped here (the part of stack.go and mem_linux.go that maps
 // stacks), switched by gort's own gort_gogo where runtime/arch has one
 // (linux/amd64: runtime/arch/gogo_linux_amd64.S, Go's gogo/mcall register
@@ -47,9 +47,8 @@
 #endif
 
 #include "lock.h"
-#include "os/context.h"
+#include "os/gogo_os.h"
 #include "os/os.h"
-#include "race.h"
 
 namespace gort::os {
 
@@ -185,7 +184,7 @@ bool stackIntact(const Stack* s) {
 // this only forgets the G's claim.
 void stackFree(Stack* s) { *s = {}; }
 
-void stackFreeAll(bool retain) {
+void stackFreeAll(bool retain, void (*beforeUnmap)(void*, std::size_t)) {
   static std::vector<Slab>* retained = new std::vector<Slab>;
   lock(&stackLock);
   for (const Slab& slab : slabs) {
@@ -193,7 +192,7 @@ void stackFreeAll(bool retain) {
       retained->push_back(slab);
       continue;
     }
-    runtime::racestackfree(slab.base, slab.size);
+    if (beforeUnmap != nullptr) beforeUnmap(slab.base, slab.size);
     sysFreeStack(slab.base, slab.size);
   }
   slabs.clear();

@@ -1,4 +1,4 @@
-// runtime/net.cc: gort::net, stream sockets on the poller (Go's net package:
+// pkg/net/net.cc: gort::net, stream sockets on the poller (Go's net package:
 // dial.go, ipsock.go's SplitHostPort, fd_unix.go's connect, tcpsock.go,
 // unixsock.go, net.go's OpError text).
 //
@@ -16,7 +16,7 @@
 #include "gort/sync.h"
 #include "os/net_os.h"
 #include "os/netpoll_os.h"
-#include "poll_fd.h"
+#include "internal/poll/poll_fd.h"
 
 namespace gort::net {
 

@@ -1,9 +1,9 @@
-// runtime/poll_fd.h: the descriptor layer shared by poll::FD and net (Go's
-// internal/poll: fd_unix.go, fd_mutex.go, fd_poll_runtime.go). Calls return
-// a result code instead of throwing; the public classes turn codes into
-// gort::net::Error with their own message prefix.
-#ifndef GORT_RUNTIME_POLL_FD_H_
-#define GORT_RUNTIME_POLL_FD_H_
+// pkg/internal/poll/poll_fd.h: the descriptor layer shared by poll::FD and net
+// (Go's internal/poll: fd_unix.go, fd_mutex.go, fd_poll_runtime.go). Calls
+// return a result code instead of throwing; the public classes turn codes into
+// gort::poll::Error (gort::net::Error) with their own message prefix.
+#ifndef GORT_PKG_INTERNAL_POLL_POLL_FD_H_
+#define GORT_PKG_INTERNAL_POLL_POLL_FD_H_
 
 #include <atomic>
 #include <cstddef>
@@ -11,7 +11,7 @@
 #include <string>
 #include <utility>
 
-#include "gort/net.h"
+#include "gort/poll.h"
 
 namespace gort::runtime {
 struct pollDesc;
@@ -52,7 +52,7 @@ struct fdImpl {
   os::IoOp* wop = nullptr;  // and the write / connect one (Go's FD.rop, wop)
   std::uint32_t csema = 0;  // Close waits here for destroy
   bool isFile = true;       // errors say "file", not "network"
-  // raise throws the owner's net::Error for a failed call; it runs while
+  // raise throws the owner's poll::Error for a failed call; it runs while
   // the call still holds its reference, so Close (and the owner's
   // destructor) cannot free what the message is built from meanwhile.
   void (*raise)(const void* owner, const char* op, int code) = nullptr;
@@ -96,9 +96,9 @@ std::int64_t fdDeadline(std::chrono::steady_clock::time_point t);
 void checkInRun(const char* what);
 // errText: Go's text for a code ("i/o timeout", "connection refused").
 std::string errText(int code, bool isFile);
-// makeError: net::Error "<prefix>: <text>" for a code.
-net::Error makeError(const std::string& prefix, int code, bool isFile);
+// makeError: poll::Error "<prefix>: <text>" for a code.
+poll::Error makeError(const std::string& prefix, int code, bool isFile);
 
 }  // namespace gort::poll::internal
 
-#endif  // GORT_RUNTIME_POLL_FD_H_
+#endif  // GORT_PKG_INTERNAL_POLL_POLL_FD_H_

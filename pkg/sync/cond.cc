@@ -1,4 +1,4 @@
-// runtime/cond.cc: Cond (Go's sync/cond.go) and Once (sync/once.go).
+// pkg/sync/cond.cc: Cond (Go's sync/cond.go) and Once (sync/once.go).
 //
 // Cond is Go's: a waiter takes a ticket before it unlocks L, so a Signal
 // that comes between the unlock and the park is not lost; the runtime's

@@ -1,19 +1,19 @@
-// runtime/os/context.h: the stack-switch seam. Every goroutine runs in an
+// runtime/os/gogo_os.h: the stack-switch seam. Every goroutine runs in an
 // execution context on a stack of its own; the scheduler allocates those
 // stacks, makes contexts on them and switches between them only through this
 // header (Go does this part in asm_<arch>.s's gogo and mcall, and in
 // stack.go's calls into mem_<os>.go). Each target has one backend, chosen
 // in runtime/CMakeLists.txt as the OS file is:
-//   os/context_fcontext.cc  POSIX: stacks the backend maps itself (with
+//   os/gogo_fcontext.cc  POSIX: stacks the backend maps itself (with
 //                           guard pages), switched by runtime/arch's
 //                           gort_gogo where there is one (linux/amd64),
 //                           else by Boost.Context's fcontext;
-//   os/context_fiber.cc     Windows: fibres, whose stacks Windows allocates
+//   os/gogo_fiber.cc     Windows: fibres, whose stacks Windows allocates
 //                           (the OS then keeps the thread's stack bounds and
 //                           exception list right on every switch).
 // No system header is included here, so the scheduler never sees one.
-#ifndef GORT_RUNTIME_OS_CONTEXT_H_
-#define GORT_RUNTIME_OS_CONTEXT_H_
+#ifndef GORT_RUNTIME_OS_GOGO_OS_H_
+#define GORT_RUNTIME_OS_GOGO_OS_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -56,7 +56,10 @@ bool stacksShareable();
 void stackFree(Stack* s);
 // stackFreeAll: returns every stack's memory to the OS when Run ends; with
 // retain, an abandoned thread may still run on one, so it stays mapped.
-void stackFreeAll(bool retain);
+// beforeUnmap (may be nullptr) sees each region just before it is unmapped
+// (the runtime forgets its sanitizer state there; the OS layer knows none).
+void stackFreeAll(bool retain,
+                  void (*beforeUnmap)(void* base, std::size_t size));
 
 // newContext: the context that starts a goroutine at s's entry. A backend
 // whose stacks come with their own context (fibres) returns that one, which
@@ -70,4 +73,4 @@ void switchContext(Context* save, Context to);
 
 }  // namespace gort::os
 
-#endif  // GORT_RUNTIME_OS_CONTEXT_H_
+#endif  // GORT_RUNTIME_OS_GOGO_OS_H_

@@ -1,4 +1,4 @@
-// runtime/poll_fd.cc: descriptors read and written through the poller
+// pkg/internal/poll/poll_fd.cc: descriptors read and written through the poller
 // (Go's internal/poll: fd_mutex.go, fd_unix.go, fd_poll_runtime.go) and the
 // public gort::poll::FD on top.
 //
@@ -16,7 +16,7 @@
 // operation on the FD's rop or wop, the goroutine parks on the pollDesc until
 // netpoll reports the completion, and a deadline or Close cancels the
 // operation and still waits for its completion before returning.
-#include "poll_fd.h"
+#include "internal/poll/poll_fd.h"
 
 #include <limits>
 
@@ -465,8 +465,8 @@ std::string errText(int code, bool isFile) {
   return os::errstr(code);
 }
 
-net::Error makeError(const std::string& prefix, int code, bool isFile) {
-  return net::Error(prefix + ": " + errText(code, isFile),
+poll::Error makeError(const std::string& prefix, int code, bool isFile) {
+  return poll::Error(prefix + ": " + errText(code, isFile),
                     code == kErrTimeout, code == kErrClosing,
                     code > 0 ? os::osErrno(code) : 0);
 }
@@ -478,7 +478,7 @@ namespace gort::poll {
 using namespace gort::poll::internal;
 
 namespace {
-net::Error ioError(const fdImpl* fd, const char* op, int code);
+poll::Error ioError(const fdImpl* fd, const char* op, int code);
 void raiseFD(const void* owner, const char* op, int code) {
   throw ioError(static_cast<const fdImpl*>(owner), op, code);
 }
@@ -511,13 +511,13 @@ std::string fdName(const fdImpl* fd, const char* op) {
 fdImpl* need(fdImpl* fd, const char* op) {
   checkInRun(op);
   if (fd == nullptr) {
-    throw net::Error(std::string(op) + ": invalid argument (empty poll::FD)",
+    throw poll::Error(std::string(op) + ": invalid argument (empty poll::FD)",
                      false, false, 0);
   }
   return fd;
 }
 // ioError: Go's *PathError "read fd 5: <syscall>: <text>"-like message.
-net::Error ioError(const fdImpl* fd, const char* op, int code) {
+poll::Error ioError(const fdImpl* fd, const char* op, int code) {
   std::string prefix = fdName(fd, op);
   if (code > 0) prefix += std::string(": ") + op;
   return makeError(prefix, code, true);

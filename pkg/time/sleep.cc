@@ -1,4 +1,4 @@
-// runtime/sleep.cc: Timer, AfterFunc, After and Ticker (Go's time/sleep.go
+// pkg/time/sleep.cc: Timer, AfterFunc, After and Ticker (Go's time/sleep.go
 // and time/tick.go) on the runtime timers of time.cc.
 //
 // A timerObj is Go's runtimeTimer with what Go's garbage collector does for
