@@ -328,7 +328,8 @@ def add_lines(root, go):
     """Appends " (file:line)" to each citation without one that names one
     declaration; returns (added, left) citation counts."""
     added, left = 0, []
-    for dirpath, _, filenames in sorted(os.walk(os.path.join(root, "runtime"))):
+    walks = [os.walk(os.path.join(root, d)) for d in ("runtime", "pkg")]
+    for dirpath, _, filenames in sorted(w for walk in walks for w in walk):
         for f in sorted(filenames):
             if not f.endswith((".cc", ".h", ".S")):
                 continue
