@@ -24,8 +24,8 @@ namespace gort::runtime {
 
 namespace {
 
-// stealOrder mirrors Go's randomOrder: visit all Ps in a pseudo-random
-// order by stepping with an increment coprime to their count.
+// stealOrder mirrors Go's randomOrder (proc.go:6222): visit all Ps in a
+// pseudo-random order by stepping with an increment coprime to their count.
 struct StealOrder {
   std::uint32_t count = 0;
   std::uint32_t coprimes[kMaxGomaxprocs];
@@ -42,7 +42,7 @@ std::uint32_t gcd(std::uint32_t a, std::uint32_t b) {
   return a;
 }
 
-// stealWork mirrors Go's stealWork.
+// stealWork mirrors Go's stealWork (proc.go:2905).
 G* stealWork(std::int64_t now, bool* inheritTime, std::int64_t* pollUntil,
              bool* newWork) {
   P* pp = getg()->m->p;
@@ -82,8 +82,8 @@ G* stealWork(std::int64_t now, bool* inheritTime, std::int64_t* pollUntil,
   return nullptr;
 }
 
-// checkRunqsNoP mirrors Go's checkRunqsNoP: after spinning stops, any
-// non-empty queue means this M should take an idle P and look again.
+// checkRunqsNoP mirrors Go's checkRunqsNoP (proc.go:2979): after spinning
+// stops, any non-empty queue means this M should take an idle P and look again.
 P* checkRunqsNoP() {
   std::int32_t n = gomaxprocs.load();
   for (std::int32_t i = 0; i < n; i++) {
@@ -136,7 +136,8 @@ P* sleepUntilTimer(M* mp, std::int64_t pollUntil) {
 
 }  // namespace
 
-// resetStealOrder mirrors Go's randomOrder.reset, called by procresize.
+// resetStealOrder mirrors Go's randomOrder.reset (proc.go:6234), called by
+// procresize.
 void resetStealOrder(std::uint32_t count) {
   stealOrder.count = count;
   stealOrder.ncoprimes = 0;
@@ -151,8 +152,8 @@ randomEnum stealOrderStart(std::uint32_t r) {
                     stealOrder.coprimes[(r / n) % stealOrder.ncoprimes]};
 }
 
-// findRunnable mirrors Go's findRunnable (findrunnable before Go 1.19).
-// Returns with the M holding a P.
+// findRunnable mirrors Go's findRunnable (proc.go:2561) (findrunnable before
+// Go 1.19). Returns with the M holding a P.
 G* findRunnable(bool* inheritTime) {
   M* mp = getg()->m;
   for (;;) {

@@ -9,7 +9,7 @@
 // when dequeuing, which is simpler and fine for the few addresses a root
 // sees at once.
 //
-// A Cond's notify list (Go's notifyList, also in sema.go) keeps its tickets
+// A Cond's notify list (Go's notifyList (sema.go:451), also in sema.go) keeps its tickets
 // in the Cond and its parked waiters in the semaphore root of its address,
 // under that root's lock: a waiter's sudog names the list in elem and its
 // ticket in ticket. A list and a semaphore never share an address, so the
@@ -42,7 +42,7 @@ semaRoot* semroot(std::uint32_t* addr) {
                    kSemTabSize];
 }
 
-// cansemacquire mirrors Go's cansemacquire.
+// cansemacquire mirrors Go's cansemacquire (sema.go:223).
 bool cansemacquire(std::uint32_t* addr) {
   std::atomic_ref<std::uint32_t> a(*addr);
   std::uint32_t v = a.load(std::memory_order_acquire);
@@ -159,7 +159,7 @@ namespace gort::runtime {
 
 namespace {
 
-// lessTicket mirrors Go's less: a < b for tickets that wrap around.
+// lessTicket mirrors Go's less (sema.go:473): a < b for tickets that wrap around.
 bool lessTicket(std::uint32_t a, std::uint32_t b) {
   return static_cast<std::int32_t>(a - b) < 0;
 }

@@ -69,7 +69,8 @@ PROSE = {
     "G/M/P", "Windows", "behaviour", "chan", "children", "copy", "default",
     "deferred", "dialer", "does", "error", "exit", "format", "function",
     "garbage", "goroutine", "layout", "message", "output", "package", "per",
-    "process", "select", "stack", "text",
+    "process", "run", "select", "stack", "status", "tail", "text", "do",
+    "full",
 }
 
 CITE = re.compile(
@@ -249,7 +250,7 @@ class GoSource:
             spans = [w for k in self._keys(name) for w in self.spans.get(k, [])]
         return any(f == rel and a <= line <= b for f, a, b in spans)
 
-    def locate(self, name, prefer_os="linux"):
+    def locate(self, name, prefer_os="linux", prefer_pkg="runtime"):
         """(file as cited, first line) of the one declaration name refers
         to, preferring runtime/, then portable files, then prefer_os's;
         None if there is none or the choice is not clear. Alternatives
@@ -270,10 +271,11 @@ class GoSource:
 
         def rank(w):
             path = w[0]
-            parts = set(re.split(r"[_.]", path.rsplit("/", 1)[-1])[1:])
+            parts = {p if p in PORT_WORDS else p.rstrip("0123456789")
+                     for p in re.split(r"[_.]", path.rsplit("/", 1)[-1])[1:]}
             ports = parts & PORT_WORDS
-            return (0 if path.startswith("runtime/") and path.count("/") == 1
-                    else 1,
+            d = path.rsplit("/", 1)[0]
+            return (0 if d == prefer_pkg else 1 if d == "runtime" else 2,
                     0 if not ports else 1 if ports <= PREFERRED[prefer_os]
                     else 2)
 
@@ -344,8 +346,11 @@ def add_lines(root, go):
                         name in NEWER_GO or re.search(r"\.(go|s)$", name) or
                         name in go.packages):
                     continue
+                rel = os.path.relpath(path, root).replace(os.sep, "/")
+                pkg = os.path.dirname(rel)[len("pkg/"):] \
+                    if rel.startswith("pkg/") else "runtime"
                 where = go.locate(name, "windows" if "windows" in f else
-                                  "linux")
+                                  "linux", pkg)
                 line = text.count("\n", 0, m.start()) + 1
                 if where is None:
                     left.append(f"{os.path.relpath(path, root)}:{line}: "

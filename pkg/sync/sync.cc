@@ -1,10 +1,10 @@
 // pkg/sync/sync.cc: WaitGroup and Mutex (Go's sync/waitgroup.go and
 // sync/mutex.go) on runtime semaphores.
 //
-// Mutex keeps Go's state word (a locked bit and a waiter count) but not its
-// starvation mode: a woken waiter competes with newcomers again. Unlock
-// wakes one waiter only when the lock is free and someone waits, so every
-// unlock that leaves waiters behind wakes one of them.
+// Mutex keeps Go's state (sync/mutex.go:35) word (a locked bit and a waiter
+// count) but not its starvation mode: a woken waiter competes with newcomers
+// again. Unlock wakes one waiter only when the lock is free and someone waits,
+// so every unlock that leaves waiters behind wakes one of them.
 #include "gort/sync.h"
 
 #include "gort/runtime.h"
@@ -88,7 +88,8 @@ void Mutex::LockSlow() {
       }
       continue;
     }
-    // Go's sync_runtime_canSpin: a few short spins when other Ps run.
+    // Go's sync_runtime_canSpin (proc.go:6195): a few short spins when other Ps
+    // run.
     if (spins < 4 && runtime::gomaxprocs.load() > 1) {
       spins++;
       os::procyield(30);

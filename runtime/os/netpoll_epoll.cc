@@ -85,7 +85,7 @@ int netpollWaitMs(std::int64_t delay) {
   if (delay < 1'000'000'000'000'000) {
     return static_cast<int>(delay / 1'000'000);
   }
-  return 1'000'000'000;  // a cap of about 11.5 days, as Go's netpoll
+  return 1'000'000'000;  // a cap of about 11.5 days, as Go's netpoll (netpoll_epoll.go:106)
 }
 
 bool netpollSupported() { return true; }
