@@ -10,7 +10,7 @@
 // finds a parked sender on a full buffer takes the head and moves the
 // sender's value into the freed tail slot. Elements are C++ objects: moved
 // with the element type's move constructor and destroyed in place, which is
-// why ElemOps replaces Go's typedmemmove.
+// why ElemOps replaces Go's typedmemmove (mbarrier.go:157).
 #include "chan.h"
 
 #include <algorithm>
@@ -24,7 +24,7 @@
 namespace gort::runtime {
 
 namespace {
-// Go's maxAlloc: 1<<40 on 64-bit targets, 2 GiB on 32-bit ones.
+// Go's maxAlloc (malloc.go:219): 1<<40 on 64-bit targets, 2 GiB on 32-bit ones.
 constexpr std::size_t kMaxChanBytes = static_cast<std::size_t>(
     std::min<std::uint64_t>(std::uint64_t{1} << 40,
                             std::numeric_limits<std::size_t>::max() >> 1));
@@ -90,7 +90,7 @@ void waitq::enqueue(sudog* sg) {
   last = sg;
 }
 
-// dequeue mirrors Go's waitq.dequeue: skips select sudogs whose select was
+// dequeue mirrors Go's waitq.dequeue (chan.go:770): skips select sudogs whose select was
 // already won on another channel.
 sudog* waitq::dequeue() {
   for (;;) {
@@ -111,7 +111,7 @@ sudog* waitq::dequeue() {
   }
 }
 
-// dequeueSudoG mirrors Go's waitq.dequeueSudoG.
+// dequeueSudoG mirrors Go's waitq.dequeueSudoG (select.go:601).
 void waitq::dequeueSudoG(sudog* sg) {
   sudog* x = sg->prev;
   sudog* y = sg->next;
@@ -147,7 +147,7 @@ void bufpop(hchan* c, void* ep) {
 }
 
 G* sendLocked(hchan* c, sudog* sg, void* ep) {
-  c->ops->move(sg->elem, ep);  // Go's sendDirect
+  c->ops->move(sg->elem, ep);  // Go's sendDirect (chan.go:335)
   G* gp = sg->g;
   gp->param = sg;
   sg->success = true;
@@ -156,7 +156,7 @@ G* sendLocked(hchan* c, sudog* sg, void* ep) {
 
 G* recvLocked(hchan* c, sudog* sg, void* ep) {
   if (c->dataqsiz == 0) {
-    c->ops->move(ep, sg->elem);  // Go's recvDirect
+    c->ops->move(ep, sg->elem);  // Go's recvDirect (chan.go:348)
   } else {
     // Full buffer: take the head, put the sender's value at the tail,
     // which is the same slot.
@@ -234,7 +234,7 @@ void chanunref(hchan* c) {
   delete c;
 }
 
-// chansend mirrors Go's chansend with block = true.
+// chansend mirrors Go's chansend (chan.go:160) with block = true.
 void chansend(hchan* c, void* ep) {
   chanEnter();
   if (c == nullptr) blockForever(waitReason::chanSendNilChan);
@@ -259,7 +259,7 @@ void chansend(hchan* c, void* ep) {
   if (!ok) throw Panic("send on closed channel");  // woken by close
 }
 
-// chanrecv mirrors Go's chanrecv with block = true.
+// chanrecv mirrors Go's chanrecv (chan.go:457) with block = true.
 bool chanrecv(hchan* c, void* ep) {
   chanEnter();
   if (c == nullptr) blockForever(waitReason::chanReceiveNilChan);
@@ -285,7 +285,7 @@ bool chanrecv(hchan* c, void* ep) {
   return ok;
 }
 
-// closechan mirrors Go's closechan.
+// closechan mirrors Go's closechan (chan.go:357).
 void closechan(hchan* c) {
   if (c == nullptr) throw Panic("close of nil channel");
   chanEnter();

@@ -1,5 +1,5 @@
 // runtime/chan.h: the channel structure shared by chan.cc and select.cc
-// (Go's hchan and waitq in chan.go).
+// (Go's hchan (chan.go:33) and waitq in chan.go).
 #ifndef GORT_RUNTIME_CHAN_H_
 #define GORT_RUNTIME_CHAN_H_
 
@@ -11,7 +11,8 @@
 
 namespace gort::runtime {
 
-// waitq mirrors Go's waitq: goroutines blocked on one side of a channel.
+// waitq mirrors Go's waitq (chan.go:54): goroutines blocked on one side of a
+// channel.
 struct waitq {
   sudog* first = nullptr;
   sudog* last = nullptr;
@@ -26,8 +27,8 @@ struct waitq {
 // (gort/internal/chan_impl.h); everything else here is the runtime's.
 namespace gort::internal {
 
-// hchan mirrors Go's hchan, plus a reference count standing in for Go's
-// garbage collector: Chan handles and parked waiters keep it alive.
+// hchan mirrors Go's hchan (chan.go:33), plus a reference count standing in for
+// Go's garbage collector: Chan handles and parked waiters keep it alive.
 struct hchan {
   std::atomic<std::int64_t> refs{1};
   std::atomic<std::uint32_t> qcount{0};  // elements in buf
@@ -54,13 +55,14 @@ using internal::scase;
 // The buffer moves of chan.go, shared with select.cc. Each takes c locked.
 void bufpush(hchan* c, void* ep);  // moves *ep into the tail slot
 void bufpop(hchan* c, void* ep);   // moves the head slot into raw ep
-// sendLocked / recvLocked mirror Go's send / recv with a waiting partner:
-// move the value and mark sg done; return the G to ready after unlocking.
+// sendLocked / recvLocked mirror Go's send (chan.go:294) / recv with a waiting
+// partner: move the value and mark sg done; return the G to ready after
+// unlocking.
 G* sendLocked(hchan* c, sudog* sg, void* ep);
 G* recvLocked(hchan* c, sudog* sg, void* ep);
 // chanEnter is the safe point at the start of every channel operation.
 void chanEnter();
-// chanparkcommit mirrors Go's chanparkcommit.
+// chanparkcommit mirrors Go's chanparkcommit (chan.go:657).
 bool chanparkcommit(G* gp, void* chanLock);
 // chanAbandon takes a parked goroutine's sudog off its channel when Run
 // ends, dropping the reference it held.

@@ -73,7 +73,7 @@ void grun() {
 
 }  // namespace
 
-// gentry is the bottom frame of every goroutine context (Go's goexit frame
+// gentry is the bottom frame of every goroutine context (Go's goexit (stubs.go:299) frame
 // plus the call of the goroutine's function). On POSIX each goroutine
 // gets a fresh context and the loop never comes round; a fibre resumes here
 // when its G is reused, so the loop runs one body after another.
@@ -109,7 +109,7 @@ __attribute__((noinline)) G* getcurg() {
   return gp;
 }
 
-// gogo mirrors Go's gogo: on g0, jump into gp. g0 never changes threads, so
+// gogo mirrors Go's gogo (stubs.go:233): on g0, jump into gp. g0 never changes threads, so
 // gogo reads and writes the thread-local g directly instead of through
 // getg/setg. The switch is gogo's last call, so the compiler makes it a
 // jump (execute's call of gogo is one too): g0's context is saved with
@@ -130,7 +130,7 @@ void gogo(G* gp) {
 }
 
 // gogoback: g0 of mp runs again after gp switched out; restores what gogo
-// swapped (gort's: Go's gogo has no way back).
+// swapped (gort's: Go's gogo (stubs.go:233) has no way back).
 void gogoback(M* mp, G* gp) {
   asm volatile("" ::: "memory");
   racebackong0(mp);
@@ -141,7 +141,7 @@ void gogoback(M* mp, G* gp) {
   asm volatile("" ::: "memory");
 }
 
-// mcall mirrors Go's mcall: from a goroutine, switch to g0 and have it run
+// mcall mirrors Go's mcall (stubs.go:40): from a goroutine, switch to g0 and have it run
 // fn(gp); returns when gp is resumed, possibly on another M.
 void mcall(G* (*fn)(G*), bool exiting) {
   G* gp = getg();
@@ -153,7 +153,7 @@ void mcall(G* (*fn)(G*), bool exiting) {
   if (gp->unwinding) throw goexitUnwind{};
 }
 
-// gostart points gp's context at gentry on its stack (Go's newproc1
+// gostart points gp's context at gentry on its stack (Go's newproc1 (proc.go:4112)
 // setting gp.sched.pc to the function and the return address to goexit).
 void gostart(G* gp) {
   racegostart(gp, static_cast<char*>(gp->stack.base) + gp->stack.guard,

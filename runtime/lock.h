@@ -18,21 +18,25 @@ class ABSL_LOCKABLE mutex {
   std::atomic<std::uint32_t> key{0};
 };
 
-// lock acquires l, spinning briefly, then sleeping on a futex (Go's lock2).
+// lock acquires l, spinning briefly, then sleeping on a futex (Go's lock2
+// (lock_futex.go:51)).
 void lock(mutex* l) ABSL_EXCLUSIVE_LOCK_FUNCTION(l);
-// unlock releases l and wakes one sleeper if any (Go's unlock2).
+// unlock releases l and wakes one sleeper if any (Go's unlock2
+// (lock_futex.go:115)).
 void unlock(mutex* l) ABSL_UNLOCK_FUNCTION(l);
 
-// note: a one-shot wakeup event for one sleeper (Go's note).
+// note: a one-shot wakeup event for one sleeper (Go's note (runtime2.go:190)).
 struct note {
   std::atomic<std::uint32_t> key{0};
 };
 
-// noteclear resets n before reuse (Go's noteclear).
+// noteclear resets n before reuse (Go's noteclear (lock_futex.go:135)).
 void noteclear(note* n);
-// notewakeup wakes the sleeper, or the next one to sleep (Go's notewakeup).
+// notewakeup wakes the sleeper, or the next one to sleep (Go's notewakeup
+// (lock_futex.go:139)).
 void notewakeup(note* n);
-// notesleep blocks the thread until notewakeup (Go's notesleep).
+// notesleep blocks the thread until notewakeup (Go's notesleep
+// (lock_futex.go:148)).
 void notesleep(note* n);
 // notetsleep is notesleep for at most ns; reports whether it was woken (Go's
 // notetsleep).

@@ -25,7 +25,7 @@ constexpr int kPassiveSpin = 1;
 std::uint32_t* futexAddr(std::atomic<std::uint32_t>* a) {
   return reinterpret_cast<std::uint32_t*>(a);
 }
-// grabUnlocked: the inner loop of Go's lock2 spins: while l is unlocked,
+// grabUnlocked: the inner loop of Go's lock2 (lock_futex.go:51) spins: while l is unlocked,
 // try to take it, storing wait; true once taken.
 bool grabUnlocked(mutex* l, std::uint32_t wait) {
   for (std::uint32_t cur = l->key.load(std::memory_order_relaxed);
@@ -38,7 +38,7 @@ bool grabUnlocked(mutex* l, std::uint32_t wait) {
 }
 }  // namespace
 
-// lock mirrors Go's lock2.
+// lock mirrors Go's lock2 (lock_futex.go:51).
 void lock(mutex* l) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   std::uint32_t v = l->key.exchange(kLocked, std::memory_order_acquire);
   if (v == kUnlocked) return;
@@ -61,7 +61,7 @@ void lock(mutex* l) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   }
 }
 
-// unlock mirrors Go's unlock2.
+// unlock mirrors Go's unlock2 (lock_futex.go:115).
 void unlock(mutex* l) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   std::uint32_t v = l->key.exchange(kUnlocked, std::memory_order_release);
   if (v == kUnlocked) throw_("unlock of unlocked lock");

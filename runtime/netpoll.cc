@@ -42,7 +42,7 @@
 
 namespace gort::runtime {
 
-// deadlineTimer: one armed deadline of a pollDesc (Go's pollDesc.rt / .wt).
+// deadlineTimer: one armed deadline of a pollDesc (Go's pollDesc.rt (netpoll.go:103) / .wt).
 struct deadlineTimer {
   timer t;
   // References: the timer heap's while pending, a call of deadlineFire's
@@ -59,7 +59,7 @@ constexpr std::uint32_t kChunk = 256;        // pollDescs per allocation
 constexpr std::uint32_t kMaxChunks = 16384;  // 4 Mi descriptors
 constexpr int kBatch = 128;                  // events per netpoll call
 
-// pollCache mirrors Go's pollCache: pollDescs are never freed.
+// pollCache mirrors Go's pollCache (netpoll.go:168): pollDescs are never freed.
 struct pollCache {
   mutex lock;
   pollDesc* first ABSL_GUARDED_BY(lock) = nullptr;
@@ -78,7 +78,7 @@ mutex initLock;
 std::atomic<bool> inited{false};
 std::atomic<std::uint64_t> runGen{1};
 std::atomic<std::int32_t> netpollWaiters{0};
-// Go's sched.lastpoll (0 while an M blocks in netpoll) and sched.pollUntil.
+// Go's sched.lastpoll (runtime2.go:770) (0 while an M blocks in netpoll) and sched.pollUntil.
 std::atomic<std::int64_t> lastpoll{0};
 std::atomic<std::int64_t> pollUntil{0};
 
@@ -100,7 +100,7 @@ pollDesc* pdOfKey(std::uint64_t key) {
   return pd;
 }
 
-// pollcacheAlloc mirrors Go's pollCache.alloc.
+// pollcacheAlloc mirrors Go's pollCache.alloc (netpoll.go:617).
 pollDesc* pollcacheAlloc() {
   lock(&pollcache.lock);
   if (pollcache.first == nullptr) {
@@ -125,7 +125,7 @@ pollDesc* pollcacheAlloc() {
   return pd;
 }
 
-// pollcacheFree mirrors Go's pollCache.free.
+// pollcacheFree mirrors Go's pollCache.free (netpoll.go:265).
 void pollcacheFree(pollDesc* pd) {
   // Events already fetched for this registration now look stale.
   pd->fdseq.fetch_add(1, std::memory_order_acq_rel);
@@ -167,7 +167,7 @@ deadlineTimer* dtGet() {
   return dt;
 }
 
-// publishInfo mirrors Go's pollDesc.publishInfo: the lock-free summary
+// publishInfo mirrors Go's pollDesc.publishInfo (netpoll.go:141): the lock-free summary
 // netpollcheckerr reads; pollEventErr is set by netpoll and kept.
 void publishInfo(pollDesc* pd) ABSL_EXCLUSIVE_LOCKS_REQUIRED(pd->lock) {
   std::uint32_t info = 0;
@@ -179,7 +179,7 @@ void publishInfo(pollDesc* pd) ABSL_EXCLUSIVE_LOCKS_REQUIRED(pd->lock) {
   }
 }
 
-// netpollcheckerr mirrors Go's netpollcheckerr.
+// netpollcheckerr mirrors Go's netpollcheckerr (netpoll.go:462).
 int netpollcheckerr(pollDesc* pd, std::int32_t mode) {
   std::uint32_t info = pd->info.load(std::memory_order_acquire);
   if (info & pollClosing) return pollErrClosing;
@@ -192,7 +192,7 @@ int netpollcheckerr(pollDesc* pd, std::int32_t mode) {
   return pollNoError;
 }
 
-// netpollblockcommit mirrors Go's netpollblockcommit: gopark's unlock
+// netpollblockcommit mirrors Go's netpollblockcommit (netpoll.go:479): gopark's unlock
 // function; the park stands only if no wake-up came first.
 bool netpollblockcommit(G* gp, void* gpp) {
   auto* slot = static_cast<std::atomic<std::uintptr_t>*>(gpp);
@@ -235,7 +235,7 @@ void setDeadline1(pollDesc* pd, std::int64_t d, std::int32_t mode)
   addtimer(&dt->t);
 }
 
-// deadlineFire mirrors Go's netpolldeadlineimpl, run by a P's timers.
+// deadlineFire mirrors Go's netpolldeadlineimpl (netpoll.go:565), run by a P's timers.
 void deadlineFire(void* arg, std::uintptr_t seq) {
   auto* dt = static_cast<deadlineTimer*>(arg);
   pollDesc* pd = dt->pd;
@@ -317,7 +317,7 @@ std::int32_t pollcacheFree() {
 
 std::int32_t deadlineTimersAllocated() { return dtAllocated.load(); }
 
-// netpollblock mirrors Go's netpollblock: true if IO is ready, false on a
+// netpollblock mirrors Go's netpollblock (netpoll.go:499): true if IO is ready, false on a
 // deadline or close. waitio: park even if an error is already pending.
 bool netpollblock(pollDesc* pd, std::int32_t mode, bool waitio) {
   std::atomic<std::uintptr_t>* gpp = mode == os::kPollRead ? &pd->rg : &pd->wg;
@@ -346,7 +346,7 @@ bool netpollblock(pollDesc* pd, std::int32_t mode, bool waitio) {
   return old == pdReady;
 }
 
-// netpollunblock mirrors Go's netpollunblock (1.21): take the waiting
+// netpollunblock mirrors Go's netpollunblock (netpoll.go:536) (1.21): take the waiting
 // goroutine off pd, counting it in *delta; ioready leaves pdReady behind
 // for the next netpollblock.
 G* netpollunblock(pollDesc* pd, std::int32_t mode, bool ioready,
@@ -366,7 +366,7 @@ G* netpollunblock(pollDesc* pd, std::int32_t mode, bool ioready,
   }
 }
 
-// netpollready mirrors Go's netpollready (1.21): push pd's woken
+// netpollready mirrors Go's netpollready (netpoll.go:446) (1.21): push pd's woken
 // goroutines; returns the change to netpollWaiters, for the caller to apply.
 std::int32_t netpollready(G** list, pollDesc* pd, std::int32_t mode) {
   std::int32_t delta = 0;
@@ -385,7 +385,7 @@ std::int32_t netpollready(G** list, pollDesc* pd, std::int32_t mode) {
   return delta;
 }
 
-// netpollgoready mirrors Go's netpollgoready; the caller adjusts the
+// netpollgoready mirrors Go's netpollgoready (netpoll.go:490); the caller adjusts the
 // waiters after it.
 void netpollgoready(G* gp) { goready(gp); }
 

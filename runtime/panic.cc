@@ -1,4 +1,4 @@
-// runtime/panic.cc: the process-ending paths (Go's throw and fatalpanic).
+// runtime/panic.cc: the process-ending paths (Go's throw (panic.go:1040) and fatalpanic).
 // Output goes straight to file descriptor 2 without allocating, because
 // these run on broken state: a corrupt scheduler, or a goroutine stack.
 #include "panic.h"

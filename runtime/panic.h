@@ -14,15 +14,16 @@ namespace gort::runtime {
 
 // printFatal writes Go's "fatal error: msg" line to standard error.
 void printFatal(const char* msg);
-// throw_ prints "fatal error: msg" and exits with status 2 (Go's throw);
-// with GOTRACEBACK=crash it aborts instead (SIGABRT), as Go does.
+// throw_ prints "fatal error: msg" and exits with status 2 (Go's throw
+// (panic.go:1040)); with GOTRACEBACK=crash it aborts instead (SIGABRT), as Go
+// does.
 [[noreturn]] void throw_(const char* msg);
 // throwErrno prints "runtime: msg: errno err", then throws msg (Go's
 // println of the error code before throw).
 [[noreturn]] void throwErrno(const char* msg, int err);
 // fatalpanic prints "panic: msg" and "goroutine N [running]:" and exits with
-// status 2 (Go's fatalpanic for an unrecovered panic); GOTRACEBACK=crash
-// aborts instead.
+// status 2 (Go's fatalpanic (panic.go:1143) for an unrecovered panic);
+// GOTRACEBACK=crash aborts instead.
 [[noreturn]] void fatalpanic(const char* msg, std::int64_t goid);
 // dieFatal ends the process after a fatal error or an unrecovered panic:
 // exit status 2, or with GOTRACEBACK=crash an abort (SIGABRT), as Go's

@@ -51,7 +51,7 @@ std::uint32_t readgstatus(G* gp) {
   return gp->atomicstatus.load(std::memory_order_acquire);
 }
 
-// casgstatus mirrors Go's casgstatus (no _Gscan bits: gort has no GC).
+// casgstatus mirrors Go's casgstatus (proc.go:963) (no _Gscan bits: gort has no GC).
 void casgstatus(G* gp, std::uint32_t oldval, std::uint32_t newval) {
   std::uint32_t cur = oldval;
   if (!gp->atomicstatus.compare_exchange_strong(cur, newval,
@@ -60,7 +60,7 @@ void casgstatus(G* gp, std::uint32_t oldval, std::uint32_t newval) {
   }
 }
 
-// fastrand mirrors Go's fastrand (wyrand on the M's state).
+// fastrand mirrors Go's fastrand (stubs.go:127) (wyrand on the M's state).
 std::uint32_t fastrand() {
   M* mp = getg()->m;
   std::uint64_t s = (static_cast<std::uint64_t>(mp->fastrand[1]) << 32) |
@@ -86,7 +86,7 @@ std::uint32_t fastrand() {
 #endif
 }
 
-// fastrandn mirrors Go's fastrandn: a number in [0, n) without division.
+// fastrandn mirrors Go's fastrandn (stubs.go:154): a number in [0, n) without division.
 std::uint32_t fastrandn(std::uint32_t n) {
   return static_cast<std::uint32_t>(
       (static_cast<std::uint64_t>(fastrand()) * n) >> 32);
@@ -101,7 +101,7 @@ void gcountAdd(std::atomic<std::uint64_t>* c) {
 }
 }  // namespace
 
-// gcount mirrors Go's gcount: the live goroutines. The ends are read before
+// gcount mirrors Go's gcount (proc.go:4476): the live goroutines. The ends are read before
 // the creations, and a goroutine's creation happens before its end, so the
 // result never counts too few: any goroutine alive between the two passes
 // is in it (one that ends meanwhile may be counted too).
@@ -117,7 +117,7 @@ std::int32_t gcount() {
   return static_cast<std::int32_t>(created - exited);
 }
 
-// allgadd mirrors Go's allgadd: every G ever made stays on allgs until Run
+// allgadd mirrors Go's allgadd (proc.go:533): every G ever made stays on allgs until Run
 // ends, so checkdead can inspect them.
 void allgadd(G* gp) {
   lock(&allglock);
@@ -126,7 +126,7 @@ void allgadd(G* gp) {
   unlock(&allglock);
 }
 
-// newproc1 mirrors Go's newproc1. The stack is not allocated here but at
+// newproc1 mirrors Go's newproc1 (proc.go:4112). The stack is not allocated here but at
 // the first execute (Go allocates 2 KiB at once; gort's stacks are larger,
 // so a burst of spawned-but-not-started Gs costs no stacks).
 G* newproc1(internal::Func fn, G* callergp, const void* gopc) {
@@ -171,7 +171,7 @@ void gFreeNAdd(std::int32_t d) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.gFreeLock) {
 }
 }  // namespace
 
-// gfput mirrors Go's gfput: keep dead Gs with their stacks per P, spilling
+// gfput mirrors Go's gfput (proc.go:4241): keep dead Gs with their stacks per P, spilling
 // half to the global list past kGFreeLocalMax.
 void gfput(P* pp, G* gp) {
   stackcacheput(pp, &gp->stack);  // for the next G that starts stackless
@@ -190,7 +190,7 @@ void gfput(P* pp, G* gp) {
   unlock(&sched.gFreeLock);
 }
 
-// gfget mirrors Go's gfget; pp may be nullptr (a G made off-runtime).
+// gfget mirrors Go's gfget (proc.go:4284); pp may be nullptr (a G made off-runtime).
 G* gfget(P* pp) {
   if (pp == nullptr || pp->gFree == nullptr) {
     // As in Go, an empty global list is seen without taking its lock.
@@ -223,7 +223,7 @@ G* gfget(P* pp) {
   return gp;
 }
 
-// gfpurge mirrors Go's gfpurge: a destroyed P's free Gs go global.
+// gfpurge mirrors Go's gfpurge (proc.go:4342): a destroyed P's free Gs go global.
 void gfpurge(P* pp) {
   lock(&sched.gFreeLock);
   while (pp->gFree != nullptr) {
@@ -237,7 +237,7 @@ void gfpurge(P* pp) {
   unlock(&sched.gFreeLock);
 }
 
-// acquireSudog mirrors Go's acquireSudog: per-P cache, refilled from the
+// acquireSudog mirrors Go's acquireSudog (proc.go:379): per-P cache, refilled from the
 // central cache, so channel waits do not allocate in steady state.
 namespace {
 std::atomic<std::int64_t> sudogsLive{0};
@@ -279,7 +279,7 @@ sudog* acquireSudog(P* pp) {
   return s;
 }
 
-// releaseSudog mirrors Go's releaseSudog.
+// releaseSudog mirrors Go's releaseSudog (proc.go:417).
 void releaseSudog(sudog* s) { releaseSudog(s, getg()->m->p); }
 
 // releaseSudog onto pp, the caller's P.
@@ -305,13 +305,13 @@ void releaseSudog(sudog* s, P* pp) {
   pp->sudogcache[pp->nsudog++] = s;
 }
 
-// dropg mirrors Go's dropg.
+// dropg mirrors Go's dropg (proc.go:3262).
 static void dropg(M* mp) {
   mp->curg.load(std::memory_order_relaxed)->m = nullptr;
   mp->curg.store(nullptr, std::memory_order_relaxed);
 }
 
-// park_m mirrors Go's park_m: on g0, after gp switched out.
+// park_m mirrors Go's park_m (proc.go:3341): on g0, after gp switched out.
 static G* park_m(G* gp) {
   M* mp = getg()->m;
   gp->waitsince = os::nanotimeCoarse();  // for the dump's "N minutes"
@@ -331,7 +331,7 @@ static G* park_m(G* gp) {
   return nullptr;
 }
 
-// gopark mirrors Go's gopark: park the goroutine; unlockf(gp, lock) runs on
+// gopark mirrors Go's gopark (proc.go:346): park the goroutine; unlockf(gp, lock) runs on
 // g0 after the switch and may veto the park by returning false.
 void gopark(bool (*unlockf)(G*, void*), void* lk, waitReason reason) {
   G* gp = getg();
@@ -347,12 +347,12 @@ static bool parkunlock_c(G*, void* lk) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   return true;
 }
 
-// goparkunlock mirrors Go's goparkunlock.
+// goparkunlock mirrors Go's goparkunlock (proc.go:368).
 void goparkunlock(mutex* l, waitReason reason) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   gopark(parkunlock_c, l, reason);
 }
 
-// ready mirrors Go's ready: mark gp runnable and put it on this P.
+// ready mirrors Go's ready (proc.go:843): mark gp runnable and put it on this P.
 void ready(G* gp, bool next) {
   traceGoUnpark(gp);
   casgstatus(gp, _Gwaiting, _Grunnable);
@@ -360,10 +360,10 @@ void ready(G* gp, bool next) {
   wakep();
 }
 
-// goready mirrors Go's goready.
+// goready mirrors Go's goready (proc.go:372).
 void goready(G* gp) { ready(gp, true); }
 
-// gosched_m mirrors Go's gosched_m / goschedImpl: back of the global queue.
+// gosched_m mirrors Go's gosched_m (proc.go:3382) / goschedImpl: back of the global queue.
 static G* gosched_m(G* gp) {
   M* mp = getg()->m;
   casgstatus(gp, _Grunning, _Grunnable);
@@ -377,7 +377,7 @@ static G* gosched_m(G* gp) {
 
 void gosched() { mcall(gosched_m); }
 
-// goyield_m mirrors Go's goyield_m: like gosched_m, but to the back of this
+// goyield_m mirrors Go's goyield_m (proc.go:3457): like gosched_m, but to the back of this
 // P's own run queue, so that a goroutine just put in runnext runs first and
 // the caller soon after, with no trip through the global queue.
 static G* goyield_m(G* gp) {
@@ -390,14 +390,14 @@ static G* goyield_m(G* gp) {
   return nullptr;
 }
 
-// goyield mirrors Go's goyield.
+// goyield mirrors Go's goyield (proc.go:3452).
 void goyield() { mcall(goyield_m); }
 
 // systemstack_m marks an mcall as systemstack's: schedule runs the M's
 // systemstackfn and switches straight back; it is never called itself.
 static G* systemstack_m(G* gp) { return gp; }
 
-// systemstack mirrors Go's systemstack: run fn(arg) on the M's own stack
+// systemstack mirrors Go's systemstack (stubs.go:60): run fn(arg) on the M's own stack
 // (g0) and come back. Unlike an mcall, the goroutine keeps its M, its
 // status (it may be in a syscall, with no P) and its place: no scheduling
 // happens in between.
@@ -426,7 +426,7 @@ static void usleep1(void* usec) {
   os::usleep(static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(usec)));
 }
 
-// usleepOnG0 mirrors Go's systemstack(usleep1) on Windows: a goroutine's
+// usleepOnG0 mirrors Go's systemstack (stubs.go:60)(usleep1) on Windows: a goroutine's
 // usleep runs on its M's own stack.
 void usleepOnG0(std::uint32_t usec) {
   systemstack(usleep1, reinterpret_cast<void*>(static_cast<std::uintptr_t>(usec)));
@@ -444,7 +444,7 @@ void goschedIfPreempted() {
   }
 }
 
-// goexit0 mirrors Go's goexit0: on g0, recycle the finished G.
+// goexit0 mirrors Go's goexit0 (proc.go:3480): on g0, recycle the finished G.
 static G* goexit0(G* gp) {
   M* mp = getg()->m;
   casgstatus(gp, _Grunning, _Gdead);
@@ -457,11 +457,11 @@ static G* goexit0(G* gp) {
   bool locked = gp->lockedm != nullptr;
   gp->lockedm = nullptr;
   gfput(mp->p, gp);
-  if (locked) lockedexit(mp);  // the thread goes with it (Go's goexit0)
+  if (locked) lockedexit(mp);  // the thread goes with it (Go's goexit0 (proc.go:3480))
   return nullptr;
 }
 
-// mainexit0: goroutine 1 returned. Go's main calls exit(0); gort wakes Run,
+// mainexit0: goroutine 1 returned. Go's main (proc.go:145) calls exit(0); gort wakes Run,
 // which stops the runtime's threads and returns.
 static G* mainexit0(G* gp) {
   M* mp = getg()->m;
@@ -476,14 +476,14 @@ static G* mainexit0(G* gp) {
   mexit(mp);
 }
 
-// goexit1 mirrors Go's goexit1.
+// goexit1 mirrors Go's goexit1 (proc.go:3469).
 void goexit1() {
   G* gp = getg();
   mcall(gp->goid.load(std::memory_order_relaxed) == 1 ? mainexit0 : goexit0,
         true);
 }
 
-// execute mirrors Go's execute: run gp on this M until it switches out
+// execute mirrors Go's execute (proc.go:2517): run gp on this M until it switches out
 // (then schedule calls gogoback).
 void execute(G* gp, bool inheritTime) {
   M* mp = getg()->m;
@@ -492,6 +492,9 @@ void execute(G* gp, bool inheritTime) {
   executeEnter(mp);  // a goroutine dump may be walking gp's stack
   casgstatus(gp, _Grunnable, _Grunning);
   executeLeave(mp);
+  // A yield request made before gp parked or yielded is stale now that gp
+  // starts a fresh slice (Go's execute (proc.go:2517) clears gp.preempt too).
+  gp->preempt.store(false, std::memory_order_relaxed);  // stale now
   mp->p->runtick++;
   if (!inheritTime) {
     // Only the P's owner writes schedtick (sysmon reads it), so a plain
@@ -511,7 +514,7 @@ void execute(G* gp, bool inheritTime) {
   gogo(gp);
 }
 
-// schedule mirrors Go's schedule, as a loop on g0 (see the file comment).
+// schedule mirrors Go's schedule (proc.go:3185), as a loop on g0 (see the file comment).
 void schedule() {
   M* mp = getg()->m;
   G* next = nullptr;
@@ -519,7 +522,7 @@ void schedule() {
   for (;;) {
     if (sched.exiting.load(std::memory_order_acquire)) mexit(mp);
     if (next == nullptr && mp->lockedg != nullptr) {
-      stoplockedm();  // wired to a G: wait for it alone (Go's schedule)
+      stoplockedm();  // wired to a G: wait for it alone (Go's schedule (proc.go:3185))
       next = mp->lockedg;
       inheritTime = false;
     }
@@ -548,13 +551,14 @@ void schedule() {
   }
 }
 
-// resetspinning mirrors Go's resetspinning.
+// resetspinning mirrors Go's resetspinning (proc.go:3097).
 void resetspinning() {
   M* mp = getg()->m;
   mp->spinning = false;
   if (sched.nmspinning.fetch_sub(1) - 1 < 0) {
     throw_("findRunnable: negative nmspinning");
   }
+  traceSpinStop(kSpinFoundWork);
   wakep();
 }
 

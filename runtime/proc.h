@@ -61,7 +61,7 @@ void schedule();
 void execute(G* gp, bool inheritTime);
 G* findRunnable(bool* inheritTime);
 void resetStealOrder(std::uint32_t count);
-// randomEnum mirrors Go's randomEnum: one walk over count Ps from pos,
+// randomEnum mirrors Go's randomEnum (proc.go:6227): one walk over count Ps from pos,
 // stepping by inc, which is coprime to count, so each P comes up once.
 struct randomEnum {
   std::uint32_t i = 0;
@@ -78,7 +78,7 @@ struct randomEnum {
   // The current P's index in allp.
   std::uint32_t position() const { return pos; }
 };
-// stealOrderStart mirrors Go's randomOrder.start: the walk for random
+// stealOrderStart mirrors Go's randomOrder.start (proc.go:6244): the walk for random
 // value r over the count Ps of the last resetStealOrder.
 randomEnum stealOrderStart(std::uint32_t r);
 void resetspinning();
@@ -116,7 +116,7 @@ P* pidleget(std::int64_t now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock);
 void mput(M* mp) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock);
 M* mget() ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock);
 void checkdead() ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock);
-// incidlelocked mirrors Go's incidlelocked (see retake).
+// incidlelocked mirrors Go's incidlelocked (proc.go:5005) (see retake).
 void incidlelocked(std::int32_t v) ABSL_LOCKS_EXCLUDED(sched.lock);
 void gcstopm();
 [[noreturn]] void mexit(M* mp);

@@ -9,9 +9,11 @@
 // every queue once more, because a goroutine readied in between would have
 // seen a spinning M and not woken anyone.
 //
-// Where Go blocks in netpoll until the next timer, gort has one "timer
-// sleeper": the first M to find nothing while timers are pending sleeps on
-// its note until the earliest one; adding an earlier timer wakes it.
+// An M that found nothing blocks in netpoll until the next timer, as in Go
+// (findRunnableBlock, netpoll.cc), once the Run's poller exists. Before the
+// first descriptor is registered there is no poller, and one M becomes the
+// "timer sleeper" instead: it sleeps on its note until the earliest timer,
+// and adding an earlier timer wakes it (wakeTimerSleeper).
 #include "netpoll.h"
 #include "os/os.h"
 #include "panic.h"
@@ -22,8 +24,8 @@ namespace gort::runtime {
 
 namespace {
 
-// stealOrder mirrors Go's randomOrder: visit all Ps in a pseudo-random
-// order by stepping with an increment coprime to their count.
+// stealOrder mirrors Go's randomOrder (proc.go:6222): visit all Ps in a
+// pseudo-random order by stepping with an increment coprime to their count.
 struct StealOrder {
   std::uint32_t count = 0;
   std::uint32_t coprimes[kMaxGomaxprocs];
@@ -40,7 +42,7 @@ std::uint32_t gcd(std::uint32_t a, std::uint32_t b) {
   return a;
 }
 
-// stealWork mirrors Go's stealWork.
+// stealWork mirrors Go's stealWork (proc.go:2905).
 G* stealWork(std::int64_t now, bool* inheritTime, std::int64_t* pollUntil,
              bool* newWork) {
   P* pp = getg()->m->p;
@@ -80,8 +82,8 @@ G* stealWork(std::int64_t now, bool* inheritTime, std::int64_t* pollUntil,
   return nullptr;
 }
 
-// checkRunqsNoP mirrors Go's checkRunqsNoP: after spinning stops, any
-// non-empty queue means this M should take an idle P and look again.
+// checkRunqsNoP mirrors Go's checkRunqsNoP (proc.go:2979): after spinning
+// stops, any non-empty queue means this M should take an idle P and look again.
 P* checkRunqsNoP() {
   std::int32_t n = gomaxprocs.load();
   for (std::int32_t i = 0; i < n; i++) {
@@ -134,7 +136,8 @@ P* sleepUntilTimer(M* mp, std::int64_t pollUntil) {
 
 }  // namespace
 
-// resetStealOrder mirrors Go's randomOrder.reset, called by procresize.
+// resetStealOrder mirrors Go's randomOrder.reset (proc.go:6234), called by
+// procresize.
 void resetStealOrder(std::uint32_t count) {
   stealOrder.count = count;
   stealOrder.ncoprimes = 0;
@@ -149,8 +152,8 @@ randomEnum stealOrderStart(std::uint32_t r) {
                     stealOrder.coprimes[(r / n) % stealOrder.ncoprimes]};
 }
 
-// findRunnable mirrors Go's findRunnable (findrunnable before Go 1.19).
-// Returns with the M holding a P.
+// findRunnable mirrors Go's findRunnable (proc.go:2561) (findrunnable before
+// Go 1.19). Returns with the M holding a P.
 G* findRunnable(bool* inheritTime) {
   M* mp = getg()->m;
   for (;;) {
@@ -206,6 +209,7 @@ G* findRunnable(bool* inheritTime) {
       if (!mp->spinning) {
         mp->spinning = true;
         sched.nmspinning.fetch_add(1);
+        traceSpinStart(kSpinSelf);
       }
       bool newWork = false;
       if (G* gp = stealWork(now, inheritTime, &pollUntil, &newWork)) {
@@ -236,10 +240,12 @@ G* findRunnable(bool* inheritTime) {
       if (sched.nmspinning.fetch_sub(1) - 1 < 0) {
         throw_("findrunnable: negative nmspinning");
       }
+      traceSpinStop(kSpinGaveUp);
       if (P* p2 = checkRunqsNoP()) {
         acquirep(p2);
         mp->spinning = true;
         sched.nmspinning.fetch_add(1);
+        traceSpinStart(kSpinSelf);
         continue;
       }
     }

@@ -23,7 +23,7 @@
 
 namespace gort::runtime {
 
-// stoplockedm mirrors Go's stoplockedm: the M's locked G is not runnable;
+// stoplockedm mirrors Go's stoplockedm (proc.go:2435): the M's locked G is not runnable;
 // give the P away and sleep until startlockedm hands one back with the G.
 // The G may already be on a run queue, and startlockedm may have woken this
 // M's note before it sleeps: the note keeps that wakeup.
@@ -55,7 +55,7 @@ void stoplockedm() ABSL_NO_THREAD_SAFETY_ANALYSIS {
   mp->nextp = nullptr;
 }
 
-// startlockedm mirrors Go's startlockedm: gp, just found runnable, is wired
+// startlockedm mirrors Go's startlockedm (proc.go:2463): gp, just found runnable, is wired
 // to another M; give that M this P and park this one.
 void startlockedm(G* gp) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   M* mp = gp->lockedm;
@@ -82,7 +82,7 @@ void wakeLockedMs() ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock) {
   }
 }
 
-// lockedexit ends the M whose locked G has just ended (Go's goexit0 jumping
+// lockedexit ends the M whose locked G has just ended (Go's goexit0 (proc.go:3480) jumping
 // to mstart, then mexit): its P goes to another M and the thread exits.
 void lockedexit(M* mp) {
   mp->lockedg = nullptr;
@@ -101,7 +101,7 @@ namespace gort {
 
 using namespace gort::runtime;
 
-// LockOSThread mirrors Go's LockOSThread / dolockOSThread.
+// LockOSThread mirrors Go's LockOSThread (proc.go:4400) / dolockOSThread.
 void LockOSThread() {
   G* gp = getcurg();
   if (gp == nullptr) throw Panic("gort: LockOSThread called outside a goroutine");
@@ -112,7 +112,7 @@ void LockOSThread() {
   gp->lockedm = mp;
 }
 
-// UnlockOSThread mirrors Go's UnlockOSThread / dounlockOSThread.
+// UnlockOSThread mirrors Go's UnlockOSThread (proc.go:4453) / dounlockOSThread.
 void UnlockOSThread() {
   G* gp = getcurg();
   if (gp == nullptr) {

@@ -21,7 +21,8 @@ namespace {
 struct mExit {};
 }  // namespace
 
-// mstart mirrors Go's mstart/mstart1: the body of every runtime thread.
+// mstart mirrors Go's mstart/mstart1 (proc.go:1345): the body of every runtime
+// thread.
 void mstart(void* arg) {
   M* mp = static_cast<M*>(arg);
   setg(mp->g0);
@@ -37,6 +38,7 @@ void mstart(void* arg) {
     } else {
       acquirep(mp->nextp);
       mp->nextp = nullptr;
+      if (mp->spinning) traceSpinStart(kSpinWoken);  // started to spin
       schedule();
     }
   } catch (const mExit&) {
@@ -48,24 +50,25 @@ void mstart(void* arg) {
   exitEvent();
 }
 
-// mexit ends the M when Run is over (Go's mexit frees the M's resources;
-// gort leaves that to Run, which joins the thread).
+// mexit ends the M when Run is over (Go's mexit (proc.go:1471) frees the M's
+// resources; gort leaves that to Run, which joins the thread).
 void mexit(M* mp) { throw mExit{}; }
 
-// mReserveID mirrors Go's mReserveID: counting the M before sched.lock is
-// dropped keeps checkdead from seeing a moment with no running M while an M
-// is on its way to run a P (Go issue 40368).
+// mReserveID mirrors Go's mReserveID (proc.go:773): counting the M before
+// sched.lock is dropped keeps checkdead from seeing a moment with no running M
+// while an M is on its way to run a P (Go issue 40368).
 std::int64_t mReserveID() { return sched.mnext++; }
 
-// newm mirrors Go's newm: a new M and thread, starting with pp (or fn); id
-// comes from mReserveID, or -1 to reserve one here.
+// newm mirrors Go's newm (proc.go:2096): a new M and thread, starting with pp
+// (or fn); id comes from mReserveID, or -1 to reserve one here.
 M* newm(void (*fn)(), P* pp, bool spinning, std::int64_t id) {
   M* mp = allocm(fn, pp, spinning, id);
   newm1(mp);
   return mp;
 }
 
-// allocm mirrors Go's allocm: the M and its g0, counted, not yet running.
+// allocm mirrors Go's allocm (proc.go:1715): the M and its g0, counted, not yet
+// running.
 M* allocm(void (*fn)(), P* pp, bool spinning, std::int64_t id) {
   M* mp = new M;
   mp->g0 = new G;
@@ -82,14 +85,15 @@ M* allocm(void (*fn)(), P* pp, bool spinning, std::int64_t id) {
   return mp;
 }
 
-// newm1 mirrors Go's newm1: start mp's thread.
+// newm1 mirrors Go's newm1 (proc.go:2145): start mp's thread.
 void newm1(M* mp) {
   if (!os::newosproc(mstart, mp, &mp->thread)) {
     throw_("newosproc: cannot create a thread");
   }
 }
 
-// mput mirrors Go's mput: put mp on the idle list, then look for deadlock.
+// mput mirrors Go's mput (proc.go:5538): put mp on the idle list, then look for
+// deadlock.
 void mput(M* mp) {
   mp->schedlink = sched.midle;
   sched.midle = mp;
@@ -97,7 +101,7 @@ void mput(M* mp) {
   checkdead();
 }
 
-// mget mirrors Go's mget.
+// mget mirrors Go's mget (proc.go:5552).
 M* mget() {
   M* mp = sched.midle;
   if (mp != nullptr) {
@@ -107,7 +111,7 @@ M* mget() {
   return mp;
 }
 
-// pidleput mirrors Go's pidleput.
+// pidleput mirrors Go's pidleput (proc.go:5707).
 void pidleput(P* pp, std::int64_t now) {
   if (!runqempty(pp)) throw_("pidleput: P has non-empty run queue");
   pp->status.store(_Pidle, std::memory_order_release);
@@ -116,7 +120,7 @@ void pidleput(P* pp, std::int64_t now) {
   sched.npidle.fetch_add(1);
 }
 
-// pidleget mirrors Go's pidleget.
+// pidleget mirrors Go's pidleget (proc.go:5734).
 P* pidleget(std::int64_t now) {
   P* pp = sched.pidle;
   if (pp != nullptr) {
@@ -126,7 +130,7 @@ P* pidleget(std::int64_t now) {
   return pp;
 }
 
-// acquirep mirrors Go's acquirep/wirep.
+// acquirep mirrors Go's acquirep/wirep (proc.go:4944).
 void acquirep(P* pp) {
   M* mp = getg()->m;
   if (mp->p != nullptr || pp->m.load(std::memory_order_relaxed) != nullptr) {
@@ -137,7 +141,7 @@ void acquirep(P* pp) {
   pp->status.store(_Prunning, std::memory_order_release);
 }
 
-// releasep mirrors Go's releasep.
+// releasep mirrors Go's releasep (proc.go:4985).
 P* releasep() {
   M* mp = getg()->m;
   P* pp = mp->p;
@@ -150,7 +154,8 @@ P* releasep() {
   return pp;
 }
 
-// stopm mirrors Go's stopm: park this M until startm hands it a P.
+// stopm mirrors Go's stopm (proc.go:2231): park this M until startm hands it a
+// P.
 void stopm() {
   M* mp = getg()->m;
   if (mp->p != nullptr) throw_("stopm holding p");
@@ -171,10 +176,11 @@ void stopm() {
   if (sched.exiting.load(std::memory_order_acquire)) mexit(mp);
   acquirep(mp->nextp);
   mp->nextp = nullptr;
+  if (mp->spinning) traceSpinStart(kSpinWoken);  // startm woke it to spin
 }
 
-// startm mirrors Go's startm: run pp (or an idle P) on an idle or new M.
-// If spinning, the caller has already counted the M in nmspinning.
+// startm mirrors Go's startm (proc.go:2269): run pp (or an idle P) on an idle
+// or new M. If spinning, the caller has already counted the M in nmspinning.
 void startm(P* pp, bool spinning) {
   lock(&sched.lock);
   if (pp == nullptr) {
@@ -200,8 +206,9 @@ void startm(P* pp, bool spinning) {
   notewakeup(&nmp->park);
 }
 
-// handoffp mirrors Go's handoffp: pp lost its M (syscall or retake); start
-// an M for it if there is work or nobody else is looking, else idle it.
+// handoffp mirrors Go's handoffp (proc.go:2354): pp lost its M (syscall or
+// retake); start an M for it if there is work or nobody else is looking, else
+// idle it.
 void handoffp(P* pp) {
   if (!runqempty(pp) || sched.runqsize.load(std::memory_order_acquire) != 0) {
     startm(pp, false);
@@ -225,16 +232,18 @@ void handoffp(P* pp) {
     startm(pp, false);
     return;
   }
-  // The last running P with timers pending: make sure someone wakes for
-  // them (Go: wakeNetPoller in handoffp).
+  // Go here starts an M when this is the last running P and no M blocks in
+  // netpoll; gort leaves the network to sysmon's 10 ms poll (see
+  // "Differences from Go"). With timers pending, make sure someone wakes
+  // for them (Go: wakeNetPoller in handoffp).
   std::int64_t when = pp->timer0When.load(std::memory_order_acquire);
   pidleput(pp, 0);
   unlock(&sched.lock);
   if (when != 0) wakeTimerSleeper(when);
 }
 
-// wakep mirrors Go's wakep: start one spinning M if a P is idle and no M
-// is spinning already.
+// wakep mirrors Go's wakep (proc.go:2422): start one spinning M if a P is idle
+// and no M is spinning already.
 void wakep() {
   if (sched.npidle.load() == 0) return;
   std::int32_t zero = 0;
@@ -245,12 +254,14 @@ void wakep() {
   startm(nullptr, true);
 }
 
-// gcstopm mirrors Go's gcstopm: give the P to a stopping world, then park.
+// gcstopm mirrors Go's gcstopm (proc.go:2483): give the P to a stopping world,
+// then park.
 void gcstopm() {
   M* mp = getg()->m;
   if (mp->spinning) {
     mp->spinning = false;
     sched.nmspinning.fetch_sub(1);
+    traceSpinStop(kSpinGCStop);
   }
   P* pp = releasep();
   lock(&sched.lock);
@@ -260,8 +271,8 @@ void gcstopm() {
   stopm();
 }
 
-// incidlelocked mirrors Go's incidlelocked: retake pretends one more M
-// runs while it holds a P between its CAS and handoffp.
+// incidlelocked mirrors Go's incidlelocked (proc.go:5005): retake pretends one
+// more M runs while it holds a P between its CAS and handoffp.
 void incidlelocked(std::int32_t v) {
   lock(&sched.lock);
   sched.nmidlelocked += v;
@@ -269,8 +280,8 @@ void incidlelocked(std::int32_t v) {
   unlock(&sched.lock);
 }
 
-// checkdead mirrors Go's checkdead: called with sched.lock held when an M
-// goes idle.
+// checkdead mirrors Go's checkdead (proc.go:5017): called with sched.lock held
+// when an M goes idle.
 void checkdead() {
   if (sched.exiting.load(std::memory_order_acquire)) return;
   std::int32_t run = static_cast<std::int32_t>(sched.mnext) - sched.nmidle -

@@ -17,10 +17,10 @@
 namespace gort::runtime {
 
 namespace {
-// worldsema mirrors Go's worldsema: one stop-the-world at a time.
+// worldsema mirrors Go's worldsema (proc.go:1147): one stop-the-world at a time.
 std::uint32_t worldsema = 1;
 
-// preemptall mirrors Go's preemptall.
+// preemptall mirrors Go's preemptall (proc.go:5365).
 void preemptall() {
   std::int32_t n = gomaxprocs.load();
   for (std::int32_t i = 0; i < n; i++) {
@@ -32,7 +32,7 @@ void preemptall() {
   }
 }
 
-// destroyp mirrors Go's p.destroy: move pp's work to the caller's P and
+// destroyp mirrors Go's p.destroy (proc.go:4711): move pp's work to the caller's P and
 // the global lists.
 void destroyp(P* pp, P* to) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock) {
   runqdrain(pp);
@@ -49,7 +49,7 @@ void destroyp(P* pp, P* to) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock) {
 }
 }  // namespace
 
-// procresize mirrors Go's procresize: with sched.lock held and the world
+// procresize mirrors Go's procresize (proc.go:4801): with sched.lock held and the world
 // stopped (or not yet started: then the caller has no M). Returns the Ps
 // that have work, linked through p.link, each with an M in p.m if one was
 // idle.
@@ -97,7 +97,7 @@ P* procresize(std::int32_t nprocs) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   return runnablePs;
 }
 
-// stopTheWorld mirrors Go's stopTheWorldWithSema.
+// stopTheWorld mirrors Go's stopTheWorldWithSema (proc.go:1179).
 void stopTheWorld() {
   semacquire(&worldsema);
   M* mp = getg()->m;
@@ -133,7 +133,7 @@ void stopTheWorld() {
   }
 }
 
-// startTheWorld mirrors Go's startTheWorldWithSema.
+// startTheWorld mirrors Go's startTheWorldWithSema (proc.go:1258).
 void startTheWorld(std::int32_t newprocs) {
   if (netpollinited()) {  // I/O ready meanwhile (Go)
     std::int32_t delta;

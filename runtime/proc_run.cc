@@ -37,8 +37,8 @@ namespace {
 
 constexpr std::size_t kDefaultStackSize = 256 * 1024;
 constexpr std::size_t kMinStackSize = 16 * 1024;
-// Go's maxstacksize: 1 GB on 64-bit targets, 250 MB on 32-bit ones, where
-// a few 1 GiB stacks would not fit the address space.
+// Go's maxstacksize (stack.go:521): 1 GB on 64-bit targets, 250 MB on 32-bit
+// ones, where a few 1 GiB stacks would not fit the address space.
 constexpr std::size_t kMaxStackSize =
     sizeof(void*) >= 8 ? std::size_t{1} << 30 : std::size_t{1} << 28;
 
@@ -54,7 +54,8 @@ void warn(const std::string& msg) {
 }  // namespace
 
 // initialProcs reads Options.maxprocs, then $GOMAXPROCS, else takes the
-// default, which respects CPU affinity and cgroup limits (Go's schedinit).
+// default, which respects CPU affinity and cgroup limits (Go's schedinit
+// (proc.go:658)).
 std::int32_t initialProcs(int maxprocs, bool verbose, bool* custom) {
   if (custom != nullptr) *custom = true;
   if (maxprocs > 0) {
@@ -132,7 +133,7 @@ void resetSched() ABSL_NO_THREAD_SAFETY_ANALYSIS {
   allgs = nullptr;
 }
 
-// schedinit mirrors Go's schedinit.
+// schedinit mirrors Go's schedinit (proc.go:658).
 void schedinit(const Options& o) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   resetSched();
   initFaultHandler();
@@ -362,9 +363,9 @@ void internal::NewProc(internal::Func fn, const void* pc) {
     wakep();
     return;
   }
-  // A safe point, as the prologue of Go's newproc is: without it a chain of
-  // goroutines that each spawn the next and exit would inherit one time
-  // slice forever (runnext) and starve every other goroutine on the P.
+  // A safe point, as the prologue of Go's newproc (proc.go:4094) is: without it
+  // a chain of goroutines that each spawn the next and exit would inherit one
+  // time slice forever (runnext) and starve every other goroutine on the P.
   goschedIfPreempted();
   G* newg = newproc1(std::move(fn), gp, pc);
   runqput(gp->m->p, newg, true);
@@ -408,7 +409,8 @@ Stats ReadStats() ABSL_NO_THREAD_SAFETY_ANALYSIS {
 
 void debug::Usleep(std::uint32_t usec) {
   // Where the OS sleeps on the M's own state (Windows: its timer), usleep
-  // runs on g0 (Go's systemstack); elsewhere on any stack, as in Go.
+  // runs on g0 (Go's systemstack (stubs.go:60)); elsewhere on any stack, as in
+  // Go.
   if (os::usleepOnSystemStack() && runtime::getcurg() != nullptr) {
     runtime::usleepOnG0(usec);
     return;

@@ -18,7 +18,7 @@ namespace gort::runtime {
 
 namespace {
 
-// runqputslow mirrors Go's runqputslow: move half the full ring plus gp to
+// runqputslow mirrors Go's runqputslow (proc.go:5820): move half the full ring plus gp to
 // the global queue in one batch (as an array: gort's global queue does not
 // link the Gs).
 bool runqputslow(P* pp, G* gp, std::uint32_t h, std::uint32_t t) {
@@ -112,7 +112,7 @@ inline G* globrunqpop() ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock) {
   return gp;
 }
 
-// runqgrab mirrors Go's runqgrab: take half of pp's queue into batch.
+// runqgrab mirrors Go's runqgrab (proc.go:5963): take half of pp's queue into batch.
 std::uint32_t runqgrab(P* pp, std::atomic<G*>* batch, std::uint32_t batchHead,
                        bool stealRunNextG) {
   for (;;) {
@@ -126,7 +126,9 @@ std::uint32_t runqgrab(P* pp, std::atomic<G*>* batch, std::uint32_t batchHead,
         if (next != nullptr) {
           // pp may be about to run next itself (it just readied it and is
           // going to block): give it a moment before taking it (Go sleeps
-          // 3 us here, one of usleep's callers).
+          // 3 us here, one of usleep's callers, except on Windows, OpenBSD
+          // and NetBSD, whose coarse timers make it yield instead; gort
+          // sleeps everywhere: see "Differences from Go").
           if (pp->status.load(std::memory_order_acquire) == _Prunning) {
             tracedUsleep(3);
           }
@@ -151,7 +153,7 @@ std::uint32_t runqgrab(P* pp, std::atomic<G*>* batch, std::uint32_t batchHead,
 
 }  // namespace
 
-// runqput mirrors Go's runqput.
+// runqput mirrors Go's runqput (proc.go:5785).
 void runqput(P* pp, G* gp, bool next) {
   if (next) {
     G* old = pp->runnext.exchange(gp, std::memory_order_acq_rel);
@@ -170,7 +172,7 @@ void runqput(P* pp, G* gp, bool next) {
   }
 }
 
-// runqget mirrors Go's runqget.
+// runqget mirrors Go's runqget (proc.go:5897).
 G* runqget(P* pp, bool* inheritTime) {
   G* next = pp->runnext.load(std::memory_order_relaxed);
   if (next != nullptr &&
@@ -192,7 +194,7 @@ G* runqget(P* pp, bool* inheritTime) {
   }
 }
 
-// runqempty mirrors Go's runqempty: a consistent read of head, tail and
+// runqempty mirrors Go's runqempty (proc.go:5754): a consistent read of head, tail and
 // runnext.
 bool runqempty(P* pp) {
   for (;;) {
@@ -205,7 +207,7 @@ bool runqempty(P* pp) {
   }
 }
 
-// runqsteal mirrors Go's runqsteal: grab half of p2's queue onto pp's.
+// runqsteal mirrors Go's runqsteal (proc.go:6018): grab half of p2's queue onto pp's.
 G* runqsteal(P* pp, P* p2, bool stealRunNextG) {
   std::uint32_t t = pp->runqtail.load(std::memory_order_relaxed);
   std::uint32_t n = runqgrab(p2, pp->runq, t, stealRunNextG);
@@ -222,13 +224,13 @@ G* runqsteal(P* pp, P* p2, bool stealRunNextG) {
   return gp;
 }
 
-// globrunqput mirrors Go's globrunqput.
+// globrunqput mirrors Go's globrunqput (proc.go:5568).
 void globrunqput(G* gp) {
   globrunqappend(gp);
   globrunqsizeAdd(1);
 }
 
-// globrunqputhead mirrors Go's globrunqputhead.
+// globrunqputhead mirrors Go's globrunqputhead (proc.go:5580).
 void globrunqputhead(G* gp) {
   gQueueChunk* c = sched.runqhead;
   if (c == nullptr || c->head == 0) {
@@ -240,7 +242,7 @@ void globrunqputhead(G* gp) {
   globrunqsizeAdd(1);
 }
 
-// globrunqputbatch mirrors Go's globrunqputbatch: the n Gs linked from head
+// globrunqputbatch mirrors Go's globrunqputbatch (proc.go:5593): the n Gs linked from head
 // to tail through schedlink go to the tail.
 void globrunqputbatch(G* head, G* tail, std::int32_t n) {
   tail->schedlink = nullptr;
@@ -259,7 +261,7 @@ void globrunqputarray(G* const* gs, std::int32_t n) {
   globrunqsizeAdd(n);
 }
 
-// globrunqget mirrors Go's globrunqget: take a fair share of the global
+// globrunqget mirrors Go's globrunqget (proc.go:5603): take a fair share of the global
 // queue, return one and put the rest on pp's local queue. Unlike Go it
 // reads no G while it holds sched.lock, and it prefetches each G it takes:
 // the queue can hold hundreds of thousands of cold Gs (Skynet), and in Go

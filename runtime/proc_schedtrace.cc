@@ -69,7 +69,7 @@ const char* waitReasonString(waitReason r) {
   return "?";
 }
 
-// parsedebugvars mirrors Go's parsedebugvars for gort's keys: reads
+// parsedebugvars mirrors Go's parsedebugvars (runtime1.go:358) for gort's keys: reads
 // $GODEBUG at each Run.
 void parsedebugvars() {
   debug = dbgVars{};
@@ -99,7 +99,7 @@ void parsedebugvars() {
   }
 }
 
-// schedtrace mirrors Go's schedtrace.
+// schedtrace mirrors Go's schedtrace (proc.go:5417).
 void schedtrace(bool detailed) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   std::int64_t now = os::nanotime();
   if (starttime == 0) starttime = now;

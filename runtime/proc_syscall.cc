@@ -28,7 +28,7 @@ void entersyscall_gcwait(P* pp) {
   unlock(&sched.lock);
 }
 
-// exitsyscallfast mirrors Go's exitsyscallfast: the old P if it is still
+// exitsyscallfast mirrors Go's exitsyscallfast (proc.go:3857): the old P if it is still
 // ours, else any idle P.
 bool exitsyscallfast(P* oldp) {
   std::uint32_t s = _Psyscall;
@@ -51,7 +51,7 @@ bool exitsyscallfast(P* oldp) {
   return false;
 }
 
-// exitsyscall0 mirrors Go's exitsyscall0: on g0, no P could be had.
+// exitsyscall0 mirrors Go's exitsyscall0 (proc.go:3940): on g0, no P could be had.
 G* exitsyscall0(G* gp) {
   M* mp = getg()->m;
   traceGoSysExit(gp, false);
@@ -68,7 +68,7 @@ G* exitsyscall0(G* gp) {
     return gp;
   }
   if (mp->lockedg != nullptr) {
-    stoplockedm();  // wait for gp alone (Go's exitsyscall0)
+    stoplockedm();  // wait for gp alone (Go's exitsyscall0 (proc.go:3940))
     return gp;
   }
   stopm();
@@ -77,7 +77,7 @@ G* exitsyscall0(G* gp) {
 
 }  // namespace
 
-// entersyscall mirrors Go's entersyscall / reentersyscall.
+// entersyscall mirrors Go's entersyscall (proc.go:3678) / reentersyscall.
 void entersyscall() {
   G* gp = getg();
   M* mp = gp->m;
@@ -96,7 +96,7 @@ void entersyscall() {
   }
 }
 
-// entersyscallblock mirrors Go's entersyscallblock: hand the P off now.
+// entersyscallblock mirrors Go's entersyscallblock (proc.go:3712): hand the P off now.
 void entersyscallblock() {
   G* gp = getg();
   M* mp = gp->m;
@@ -110,7 +110,7 @@ void entersyscallblock() {
   handoffp(pp);
 }
 
-// exitsyscall mirrors Go's exitsyscall.
+// exitsyscall mirrors Go's exitsyscall (proc.go:3773).
 void exitsyscall() {
   G* gp = getg();
   M* mp = gp->m;

@@ -26,13 +26,13 @@ namespace gort::runtime {
 namespace {
 
 constexpr std::int64_t kForceGCPeriodHalf = 60'000'000'000;  // Go: 2 min / 2
-// Go's osRelaxMinNS (Windows' value; os::osRelax is a no-op elsewhere): a
-// deep sleep shorter than this keeps the 1 ms period, so timers due soon
-// stay accurate.
+// Go's osRelaxMinNS (os_windows.go:414) (Windows' value; os::osRelax is a no-op
+// elsewhere): a deep sleep shorter than this keeps the 1 ms period, so timers
+// due soon stay accurate.
 constexpr std::int64_t kOsRelaxMinNS = 60'000'000;
 
-// preemptone mirrors Go's preemptone: flag the G running on pp (gort has no
-// async preemption; the G yields at its next safe point).
+// preemptone mirrors Go's preemptone (proc.go:5388): flag the G running on pp
+// (gort has no async preemption; the G yields at its next safe point).
 void preemptone(P* pp) {
   M* mp = pp->m.load(std::memory_order_acquire);
   if (mp == nullptr) return;
@@ -92,7 +92,7 @@ void checkblocked(P* pp, std::int64_t now) {
   os::writeErr(msg.data(), msg.size());
 }
 
-// retake mirrors Go's retake.
+// retake mirrors Go's retake (proc.go:5291).
 std::uint32_t retake(std::int64_t now) {
   std::uint32_t n = 0;
   std::int32_t procs = gomaxprocs.load();
@@ -172,7 +172,7 @@ void wakeSysmon() {
   unlock(&sched.lock);
 }
 
-// sysmon mirrors Go's sysmon.
+// sysmon mirrors Go's sysmon (proc.go:5134).
 void sysmon() {
   lock(&sched.lock);
   sched.nmsys++;
@@ -216,23 +216,29 @@ void sysmon() {
           }
           bool relax = sleep >= kOsRelaxMinNS;
           if (relax) os::osRelax(true);
-          notetsleep(&sched.sysmonnote, sleep);
+          bool syscallWake = notetsleep(&sched.sysmonnote, sleep);
           if (relax) os::osRelax(false);
           lock(&sched.lock);
           sched.sysmonwait.store(false, std::memory_order_release);
           noteclear(&sched.sysmonnote);
-          idle = 0;
-          delay = 20;
+          // Woken early (a syscall returned): bet on more syscalls to retake
+          // and start the back-off again. Woken by the timeout (a timer is
+          // due): keep the back-off, as Go does, so a program that mostly
+          // sleeps does not pay for 50 quick rounds after every wake-up.
+          if (syscallWake) {
+            idle = 0;
+            delay = 20;
+          }
         }
       }
       unlock(&sched.lock);
       if (sched.exiting.load(std::memory_order_acquire)) return;
       now = os::nanotime();
     }
-    // Timers that should have run already: maybe every P is busy with a
-    // goroutine that does not yield. Start an M for them (Go 1.19 does).
     sysmonNetpoll(now);  // nobody has polled for 10 ms: poll (Go does)
-    if (timeSleepUntil() < now) startm(nullptr, false);
+    // No M is started for overdue timers: whoever waits for the next timer
+    // (the M blocked in netpoll, or the timer sleeper) runs them. Go 1.19
+    // starts one here only on NetBSD before 9.2, for a kernel bug.
     if (debug.usleepdebug > 0) reportTimerFallbacks();
     sysmonUpdateGOMAXPROCS(now);
     if (retake(now) != 0) {

@@ -51,7 +51,7 @@ enum : std::uint32_t {
   _Pdead = 4,
 };
 
-// Why a goroutine is parked (Go's waitReason), for traces and deadlock
+// Why a goroutine is parked (Go's waitReason (runtime2.go:1036)), for traces and deadlock
 // reports.
 enum class waitReason : std::uint8_t {
   zero,
@@ -68,11 +68,11 @@ enum class waitReason : std::uint8_t {
   syncCondWait,
   syncRWMutexRLock,
   syncRWMutexLock,
-  ioWait,  // netpollblock (Go's waitReasonIOWait)
+  ioWait,  // netpollblock (Go's waitReasonIOWait (runtime2.go:1041))
 };
 
 // timer: a call of f(arg, seq) at `when` on a P's heap, repeated every
-// `period` ns if period > 0 (Go's timer). pp and idx say where it waits;
+// `period` ns if period > 0 (Go's timer (time.go:18)). pp and idx say where it waits;
 // instead of Go's status machine, deltimer and modtimer take the P's
 // timersLock (and `lock` orders modifications of one timer).
 struct timer {
@@ -92,7 +92,7 @@ struct timer {
 };
 
 // sudog: a G waiting on a channel or semaphore, with the element it sends or
-// the storage it receives into (Go's sudog).
+// the storage it receives into (Go's sudog (runtime2.go:348)).
 struct sudog {
   G* g = nullptr;
   sudog* next = nullptr;
@@ -105,7 +105,7 @@ struct sudog {
   hchan* c = nullptr;
 };
 
-// G mirrors Go's g.
+// G mirrors Go's g (runtime2.go:407).
 struct G {
   os::Context ctx = nullptr;  // saved context (os/gogo_os.h): the gobuf
   os::Stack stack;
@@ -120,7 +120,7 @@ struct G {
   sudog* waiting = nullptr;  // sudogs this G waits on (select)
   std::atomic<bool> selectDone{false};
   bool parkingOnChan = false;
-  struct timer sleepTimer;  // the timer Sleep uses (Go's g.timer)
+  struct timer sleepTimer;  // the timer Sleep uses (Go's g.timer (runtime2.go:489))
   G* alllink = nullptr;     // allgs list
   // The C++ exception-handling state of this goroutine while it is switched
   // out (see gogo.cc); Go has no such thing.
@@ -143,7 +143,7 @@ enum class syscallStatus : std::uint8_t {
   abandoned,  // in a syscall when Run ended: exitsyscall parks it forever
 };
 
-// M mirrors Go's m.
+// M mirrors Go's m (runtime2.go:526).
 struct M {
   G* g0 = nullptr;     // scheduling context on the thread's own stack
   std::atomic<G*> curg{nullptr};  // goroutine running on this M (sysmon reads it)
@@ -191,7 +191,7 @@ inline constexpr int kSudogCacheSize = 128;
 inline constexpr int kStackCacheSize = 16;
 inline constexpr int kGFreeLocalMax = 64;
 
-// P mirrors Go's p.
+// P mirrors Go's p (runtime2.go:609).
 struct P {
   std::int32_t id = 0;
   std::atomic<std::uint32_t> status{_Pidle};
@@ -203,7 +203,7 @@ struct P {
   std::atomic<std::uint32_t> syscalltick{0};  // incremented per syscall
   std::atomic<M*> m{nullptr};  // the M holding this P (sysmon reads it)
 
-  // Go's sysmontick: what sysmon last saw of this P.
+  // Go's sysmontick (proc.go:5280): what sysmon last saw of this P.
   std::uint32_t sysmonSchedtick = 0;
   std::int64_t sysmonSchedwhen = 0;
   std::uint32_t sysmonSyscalltick = 0;
@@ -229,7 +229,7 @@ struct P {
   std::atomic<G*> runq[kRunqSize];
   std::atomic<G*> runnext{nullptr};  // run next, inheriting the time slice
 
-  // Free Gs with stacks (Go's p.gFree).
+  // Free Gs with stacks (Go's p.gFree (runtime2.go:647)).
   G* gFree = nullptr;
   std::int32_t gFreeN = 0;
 
@@ -238,17 +238,17 @@ struct P {
   os::Stack stackcache[kStackCacheSize];
   std::int32_t nstackcache = 0;
 
-  // sudog cache (Go's p.sudogcache).
+  // sudog cache (Go's p.sudogcache (runtime2.go:652)).
   sudog* sudogcache[kSudogCacheSize];
   std::int32_t nsudog = 0;
 
-  // Timer heap ordered by when (Go's p.timers).
+  // Timer heap ordered by when (Go's p.timers (runtime2.go:732)).
   mutex timersLock;
   std::vector<timer*> timers ABSL_GUARDED_BY(timersLock);
   std::atomic<std::int64_t> timer0When{0};  // earliest when, 0 if none
 };
 
-// schedt mirrors Go's schedt.
+// schedt mirrors Go's schedt (runtime2.go:767).
 // gQueueChunk: a run of the global run queue's G pointers. Go links the
 // queued Gs through g.schedlink; a chunk keeps the pointers together
 // instead, so taking a batch reads one array rather than chasing a cache
@@ -284,12 +284,12 @@ struct schedt {
   gQueueChunk* runqfree ABSL_GUARDED_BY(lock) = nullptr;
   std::atomic<std::int32_t> runqsize{0};  // written under lock
 
-  // Global free-G cache (Go's sched.gFree).
+  // Global free-G cache (Go's sched.gFree (runtime2.go:809)).
   mutex gFreeLock;
   G* gFree ABSL_GUARDED_BY(gFreeLock) = nullptr;
   std::atomic<std::int32_t> gFreeN{0};  // written under gFreeLock
 
-  // Global sudog cache (Go's sched.sudogcache).
+  // Global sudog cache (Go's sched.sudogcache (runtime2.go:818)).
   mutex sudoglock;
   sudog* sudogcache ABSL_GUARDED_BY(sudoglock) = nullptr;
 

@@ -20,7 +20,7 @@ namespace gort::runtime {
 
 namespace {
 
-// sellock mirrors Go's sellock.
+// sellock mirrors Go's sellock (select.go:34).
 void sellock(scase* cases, const std::uint16_t* lockorder, int n)
     ABSL_NO_THREAD_SAFETY_ANALYSIS {
   hchan* last = nullptr;
@@ -33,7 +33,7 @@ void sellock(scase* cases, const std::uint16_t* lockorder, int n)
   }
 }
 
-// selunlock mirrors Go's selunlock: reverse order, each channel once.
+// selunlock mirrors Go's selunlock (select.go:45): reverse order, each channel once.
 void selunlock(scase* cases, const std::uint16_t* lockorder, int n)
     ABSL_NO_THREAD_SAFETY_ANALYSIS {
   for (int i = n - 1; i >= 0; i--) {
@@ -43,7 +43,7 @@ void selunlock(scase* cases, const std::uint16_t* lockorder, int n)
   }
 }
 
-// selparkcommit mirrors Go's selparkcommit: unlock every channel, the last
+// selparkcommit mirrors Go's selparkcommit (select.go:63): unlock every channel, the last
 // one last, touching no sudog after its channel is unlocked.
 bool selparkcommit(G* gp, void*) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   gp->parkingOnChan = false;
@@ -98,7 +98,7 @@ namespace gort::internal {
 
 using namespace gort::runtime;
 
-// selectgo mirrors Go's selectgo.
+// selectgo mirrors Go's selectgo (select.go:122).
 int selectgo(scase* cases, int ncases, std::uint16_t* order, bool block,
              bool* recvOK) {
   chanEnter();

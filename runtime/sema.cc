@@ -9,7 +9,7 @@
 // when dequeuing, which is simpler and fine for the few addresses a root
 // sees at once.
 //
-// A Cond's notify list (Go's notifyList, also in sema.go) keeps its tickets
+// A Cond's notify list (Go's notifyList (sema.go:451), also in sema.go) keeps its tickets
 // in the Cond and its parked waiters in the semaphore root of its address,
 // under that root's lock: a waiter's sudog names the list in elem and its
 // ticket in ticket. A list and a semaphore never share an address, so the
@@ -42,7 +42,7 @@ semaRoot* semroot(std::uint32_t* addr) {
                    kSemTabSize];
 }
 
-// cansemacquire mirrors Go's cansemacquire.
+// cansemacquire mirrors Go's cansemacquire (sema.go:223).
 bool cansemacquire(std::uint32_t* addr) {
   std::atomic_ref<std::uint32_t> a(*addr);
   std::uint32_t v = a.load(std::memory_order_acquire);
@@ -111,12 +111,12 @@ sudog* dequeue(semaRoot* root, std::uint32_t* addr)
 
 }  // namespace
 
-// semacquire mirrors Go's semacquire: FIFO among waiters.
+// semacquire mirrors Go's semacquire (sema.go:100): FIFO among waiters.
 void semacquire(std::uint32_t* addr, waitReason reason) {
   semacquire1(addr, false, reason);
 }
 
-// semacquire1 mirrors Go's semacquire1 (no profiling): s->ticket becomes 1
+// semacquire1 mirrors Go's semacquire1 (sema.go:104) (no profiling): s->ticket becomes 1
 // when a handoff release gave the count straight to this waiter.
 void semacquire1(std::uint32_t* addr, bool lifo, waitReason reason) {
   if (cansemacquire(addr)) return;
@@ -144,10 +144,10 @@ void semacquire1(std::uint32_t* addr, bool lifo, waitReason reason) {
   releaseSudog(s);
 }
 
-// semrelease mirrors Go's semrelease: no handoff.
+// semrelease mirrors Go's semrelease (sema.go:161): no handoff.
 void semrelease(std::uint32_t* addr) { semrelease1(addr, false); }
 
-// semrelease1 mirrors Go's semrelease1 (no profiling). With handoff, the
+// semrelease1 mirrors Go's semrelease1 (sema.go:165) (no profiling). With handoff, the
 // count just added is taken back for the waiter, which finds ticket 1 and
 // does not compete for it, and the caller yields so that the waiter, in
 // runnext, runs at once on this P with the rest of the time slice.
@@ -193,7 +193,7 @@ namespace gort::runtime {
 
 namespace {
 
-// lessTicket mirrors Go's less: a < b for tickets that wrap around.
+// lessTicket mirrors Go's less (sema.go:473): a < b for tickets that wrap around.
 bool lessTicket(std::uint32_t a, std::uint32_t b) {
   return static_cast<std::int32_t>(a - b) < 0;
 }

@@ -11,7 +11,7 @@
 namespace gort::runtime {
 
 // semacquire waits until *addr > 0 and decrements it, parking the
-// goroutine meanwhile (Go's semacquire).
+// goroutine meanwhile (Go's semacquire (sema.go:100)).
 void semacquire(std::uint32_t* addr,
                 waitReason reason = waitReason::semacquire);
 // semacquire1 is semacquire where lifo queues the goroutine ahead of the
@@ -22,11 +22,12 @@ void semacquire1(std::uint32_t* addr, bool lifo, waitReason reason);
 // semrelease).
 void semrelease(std::uint32_t* addr);
 // semrelease1 is semrelease where handoff gives the count straight to the
-// first waiter and yields the P to it (Go's semrelease1).
+// first waiter and yields the P to it (Go's semrelease1 (sema.go:165)).
 void semrelease1(std::uint32_t* addr, bool handoff);
 
-// Go's mutexLocked, mutexWoken, mutexStarving and mutexWaiterShift: a
-// Mutex's state word (pkg/sync/sync.cc) is three flags and a waiter count.
+// Go's mutexLocked (sync/mutex.go:46), mutexWoken, mutexStarving and
+// mutexWaiterShift: a Mutex's state word (pkg/sync/sync.cc) is three flags and
+// a waiter count.
 inline constexpr std::int32_t kMutexLocked = 1;    // held
 inline constexpr std::int32_t kMutexWoken = 2;     // a waiter is awake
 inline constexpr std::int32_t kMutexStarving = 4;  // starvation mode
@@ -34,7 +35,8 @@ inline constexpr int kMutexWaiterShift = 3;
 inline constexpr std::int32_t kMutexWaiter = 1 << kMutexWaiterShift;
 
 // How long a Mutex waiter waits before it switches the Mutex to starvation
-// mode (Go's starvationThresholdNs, a constant there; tests change it).
+// mode (Go's starvationThresholdNs (sync/mutex.go:75), a constant there; tests
+// change it).
 extern std::atomic<std::int64_t> starvationThresholdNs;
 
 // mutexExport reads a Mutex's state word, for tests (as Go's sync package
@@ -46,15 +48,17 @@ struct mutexExport {
   }
 };
 
-// notifyListAdd takes the next ticket of l (Go's notifyListAdd); the caller
-// then unlocks its Mutex and calls notifyListWait with the ticket.
+// notifyListAdd takes the next ticket of l (Go's notifyListAdd (sema.go:482));
+// the caller then unlocks its Mutex and calls notifyListWait with the ticket.
 std::uint32_t notifyListAdd(internal::notifyList* l);
-// notifyListWait parks until ticket t of l is notified (Go's notifyListWait).
+// notifyListWait parks until ticket t of l is notified (Go's notifyListWait
+// (sema.go:492)).
 void notifyListWait(internal::notifyList* l, std::uint32_t t);
-// notifyListNotifyAll wakes every waiter of l (Go's notifyListNotifyAll).
+// notifyListNotifyAll wakes every waiter of l (Go's notifyListNotifyAll
+// (sema.go:527)).
 void notifyListNotifyAll(internal::notifyList* l);
 // notifyListNotifyOne wakes the waiter holding the oldest unnotified ticket
-// (Go's notifyListNotifyOne).
+// (Go's notifyListNotifyOne (sema.go:560)).
 void notifyListNotifyOne(internal::notifyList* l);
 
 }  // namespace gort::runtime

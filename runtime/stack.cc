@@ -20,8 +20,8 @@
 
 namespace gort::runtime {
 
-// stackalloc mirrors Go's stackalloc: a stack with `size` usable bytes, on
-// which goroutine contexts start at gentry.
+// stackalloc mirrors Go's stackalloc (stack.go:344): a stack with `size` usable
+// bytes, on which goroutine contexts start at gentry.
 bool stackalloc(os::Stack* s, std::size_t size) {
   return os::stackAlloc(s, size, gentry);
 }
@@ -30,7 +30,8 @@ bool stackalloc(os::Stack* s, std::size_t size) {
 bool stackcanaryok(const os::Stack* s) { return os::stackIntact(s); }
 
 // stackoverflow prints Go's stack overflow report for gp and exits with
-// status 2 (Go's newstack, when a stack would grow past its maximum).
+// status 2 (Go's newstack (stack.go:962), when a stack would grow past its
+// maximum).
 void stackoverflow(G* gp) {
   printErr("runtime: goroutine stack exceeds its ");
   printErrInt(static_cast<std::int64_t>(gp->stack.size - gp->stack.guard));
@@ -52,7 +53,7 @@ void stackcheck(G* gp) {
   if (!stackcanaryok(&gp->stack)) stackoverflow(gp);
 }
 
-// stackfree mirrors Go's stackfree: s's G is being freed.
+// stackfree mirrors Go's stackfree (stack.go:447): s's G is being freed.
 void stackfree(os::Stack* s) { os::stackFree(s); }
 
 // stackfreeall returns every stack to the OS when Run ends; with retain, a

@@ -28,13 +28,14 @@ namespace gort::runtime {
 
 namespace {
 
-// updateTimer0When mirrors Go's updateTimer0When.
+// updateTimer0When mirrors Go's updateTimer0When (time.go:1004).
 void updateTimer0When(P* pp) ABSL_EXCLUSIVE_LOCKS_REQUIRED(pp->timersLock) {
   pp->timer0When.store(pp->timers.empty() ? 0 : pp->timers.front()->when,
                        std::memory_order_release);
 }
 
-// siftupTimer mirrors Go's siftupTimer: moves timers[i] up the 4-ary heap.
+// siftupTimer mirrors Go's siftupTimer (time.go:1068): moves timers[i] up the
+// 4-ary heap.
 void siftupTimer(std::vector<timer*>& h, std::size_t i) {
   timer* t = h[i];
   while (i > 0) {
@@ -48,7 +49,8 @@ void siftupTimer(std::vector<timer*>& h, std::size_t i) {
   t->idx = static_cast<std::uint32_t>(i);
 }
 
-// siftdownTimer mirrors Go's siftdownTimer: moves timers[i] down.
+// siftdownTimer mirrors Go's siftdownTimer (time.go:1093): moves timers[i]
+// down.
 void siftdownTimer(std::vector<timer*>& h, std::size_t i) {
   timer* t = h[i];
   const std::size_t n = h.size();
@@ -68,7 +70,7 @@ void siftdownTimer(std::vector<timer*>& h, std::size_t i) {
   t->idx = static_cast<std::uint32_t>(i);
 }
 
-// doaddtimer mirrors Go's doaddtimer: t joins pp's heap.
+// doaddtimer mirrors Go's doaddtimer (time.go:289): t joins pp's heap.
 void doaddtimer(P* pp, timer* t) ABSL_EXCLUSIVE_LOCKS_REQUIRED(pp->timersLock) {
   pp->timers.push_back(t);
   t->pp.store(pp, std::memory_order_release);
@@ -76,7 +78,8 @@ void doaddtimer(P* pp, timer* t) ABSL_EXCLUSIVE_LOCKS_REQUIRED(pp->timersLock) {
   updateTimer0When(pp);
 }
 
-// dodeltimer mirrors Go's dodeltimer: takes timers[i] out of pp's heap.
+// dodeltimer mirrors Go's dodeltimer (time.go:378): takes timers[i] out of pp's
+// heap.
 void dodeltimer(P* pp, std::size_t i)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(pp->timersLock) {
   std::vector<timer*>& h = pp->timers;
@@ -110,13 +113,14 @@ bool unlinktimer(timer* t) {
   }
 }
 
-// goroutineReady mirrors Go's goroutineReady: the Sleep timer's function.
+// goroutineReady mirrors Go's goroutineReady (time.go:248): the Sleep timer's
+// function.
 void goroutineReady(void* arg, std::uintptr_t) {
   goready(static_cast<G*>(arg));
 }
 
-// resetForSleep mirrors Go's resetForSleep: arm the timer only after the
-// goroutine is parked, so the wakeup cannot race ahead of the park.
+// resetForSleep mirrors Go's resetForSleep (time.go:202): arm the timer only
+// after the goroutine is parked, so the wakeup cannot race ahead of the park.
 bool resetForSleep(G* gp, void*) {
   addtimer(&gp->sleepTimer);
   return true;
@@ -124,7 +128,8 @@ bool resetForSleep(G* gp, void*) {
 
 }  // namespace
 
-// whenAfter mirrors Go's time.when: now + ns, saturating; now for ns <= 0.
+// whenAfter mirrors Go's time.when (time/sleep.go:28): now + ns, saturating;
+// now for ns <= 0.
 std::int64_t whenAfter(std::int64_t ns) {
   std::int64_t now = os::nanotime();
   if (ns <= 0) return now;
@@ -134,8 +139,8 @@ std::int64_t whenAfter(std::int64_t ns) {
   return now + ns;
 }
 
-// addtimer mirrors Go's addtimer / doaddtimer: on the current P's heap. A
-// counted timer's caller has taken the reference the heap now holds.
+// addtimer mirrors Go's addtimer (time.go:256) / doaddtimer: on the current P's
+// heap. A counted timer's caller has taken the reference the heap now holds.
 void addtimer(timer* t) {
   P* pp = getg()->m->p;
   std::int64_t when = t->when;  // t may fire and be reused once unlocked
@@ -145,9 +150,9 @@ void addtimer(timer* t) {
   wakeTimerSleeper(when);
 }
 
-// deltimer mirrors Go's deltimer: reports whether t was pending, and if so
-// removes it and drops the heap's reference. A call of f already under way
-// is not waited for (in Go 1.19 it is not either).
+// deltimer mirrors Go's deltimer (time.go:313): reports whether t was pending,
+// and if so removes it and drops the heap's reference. A call of f already
+// under way is not waited for (in Go 1.19 it is not either).
 bool deltimer(timer* t) {
   lock(&t->lock);
   bool pending = unlinktimer(t);
@@ -156,9 +161,9 @@ bool deltimer(timer* t) {
   return pending;
 }
 
-// modtimer mirrors Go's modtimer: t, pending or not, is set to fire at when
-// (then every period ns if period > 0) on the caller's P; reports whether
-// it was pending.
+// modtimer mirrors Go's modtimer (time.go:438): t, pending or not, is set to
+// fire at when (then every period ns if period > 0) on the caller's P; reports
+// whether it was pending.
 bool modtimer(timer* t, std::int64_t when, std::int64_t period) {
   lock(&t->lock);
   bool pending = unlinktimer(t);
@@ -170,10 +175,10 @@ bool modtimer(timer* t, std::int64_t when, std::int64_t period) {
   return pending;
 }
 
-// checkTimers mirrors Go's checkTimers and runOneTimer: run pp's due
-// timers; returns the next when (0 if none) and sets *ran if any ran.
-// now == 0 means "read the clock if a timer is pending", which keeps
-// nanotime off the hot path.
+// checkTimers mirrors Go's checkTimers (proc.go:3279) and runOneTimer: run pp's
+// due timers; returns the next when (0 if none) and sets *ran if any ran. now
+// == 0 means "read the clock if a timer is pending", which keeps nanotime off
+// the hot path.
 std::int64_t checkTimers(P* pp, std::int64_t now, bool* ran) {
   std::int64_t next = pp->timer0When.load(std::memory_order_acquire);
   if (next == 0) return 0;
@@ -225,16 +230,16 @@ std::int64_t nextTimerWhen() {
   return next;
 }
 
-// timeSleepUntil mirrors Go's timeSleepUntil: the earliest timer, or the
-// largest time if there is none.
+// timeSleepUntil mirrors Go's timeSleepUntil (time.go:1030): the earliest
+// timer, or the largest time if there is none.
 std::int64_t timeSleepUntil() {
   std::int64_t w = nextTimerWhen();
   return w == 0 ? std::numeric_limits<std::int64_t>::max() : w;
 }
 
-// wakeTimerSleeper mirrors Go's wakeNetPoller: a timer due at `when` was
-// added; wake the M sleeping for timers if it would sleep past it, or
-// start an M if none sleeps.
+// wakeTimerSleeper mirrors Go's wakeNetPoller (proc.go:3078): a timer due at
+// `when` was added; wake the M sleeping for timers if it would sleep past it,
+// or start an M if none sleeps.
 void wakeTimerSleeper(std::int64_t when) {
   if (wakeNetPoller(when)) return;  // an M waits in the poller instead
   M* mp = sched.timerSleeper.load(std::memory_order_acquire);
@@ -249,8 +254,8 @@ void wakeTimerSleeper(std::int64_t when) {
   }
 }
 
-// moveTimers mirrors Go's moveTimers: a destroyed P's timers go to `to`.
-// The world is stopped, so nothing looks for them meanwhile.
+// moveTimers mirrors Go's moveTimers (time.go:613): a destroyed P's timers go
+// to `to`. The world is stopped, so nothing looks for them meanwhile.
 void moveTimers(P* to, P* from) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   lock(&from->timersLock);
   std::vector<timer*> moved;
@@ -282,7 +287,7 @@ namespace gort {
 
 using namespace gort::runtime;
 
-// Sleep mirrors Go's timeSleep.
+// Sleep mirrors Go's timeSleep (time.go:178).
 void Sleep(std::chrono::nanoseconds d) {
   G* gp = getcurg();
   if (gp == nullptr) throw Panic("gort: Sleep called outside a goroutine");

@@ -44,7 +44,7 @@ struct traceChunk {
   traceRecord ev[kChunkEvents];
 };
 
-// traceBuf mirrors Go's traceBuf: one M's records (M::tracebuf).
+// traceBuf mirrors Go's traceBuf (trace.go:178): one M's records (M::tracebuf).
 struct traceBuf {
   std::atomic<bool> busy{false};
   traceChunk* head = nullptr;
@@ -172,7 +172,7 @@ bool startTrace(const std::string& path, bool fromEnv)
   return true;
 }
 
-// stopTrace mirrors Go's StopTrace: collect every buffer and write the file.
+// stopTrace mirrors Go's StopTrace (trace.go:316): collect every buffer and write the file.
 bool stopTrace() ABSL_EXCLUSIVE_LOCKS_REQUIRED(traceCtl) {
   if (!traceOn.load()) return false;
   traceOn.store(false);
@@ -200,7 +200,7 @@ bool stopTrace() ABSL_EXCLUSIVE_LOCKS_REQUIRED(traceCtl) {
 
 }  // namespace
 
-// traceEvent mirrors Go's traceEvent: append one record to this M's buffer.
+// traceEvent mirrors Go's traceEvent (trace.go:578): append one record to this M's buffer.
 void traceEvent(traceEv ev, std::int64_t g, std::int64_t a0, std::int64_t a1,
                 std::uint8_t reason) {
   G* gp = getg();

@@ -37,6 +37,8 @@ enum class traceEv : std::uint8_t {
   Gomaxprocs,  // GOMAXPROCS changes from a1 to a0
   NetpollBlock,  // this M blocks in netpoll for a0 ns (-1: no timeout)
   NetpollWake,   // netpoll returned a0 ready goroutines (a1 = 1: blocking)
+  SpinStart,     // this M starts spinning; a0 = traceSpinHow
+  SpinStop,      // this M stops spinning; a0 = traceSpinWhy
   Count,
 };
 
@@ -66,48 +68,48 @@ void traceUsleepSlow(std::uint32_t usec);
 void traceStartRun();  // schedinit: honour $GORT_TRACE
 void traceEndRun();    // end of Run: write $GORT_TRACE, release buffers
 
-// traceGoCreate mirrors Go's traceGoCreate.
+// traceGoCreate mirrors Go's traceGoCreate (trace.go:1251).
 inline void traceGoCreate(G* newg, G* caller) {
   if (traceEnabled()) {
     traceEvent(traceEv::GoCreate, newg->goid, caller ? caller->goid.load(std::memory_order_relaxed) : 0);
   }
 }
-// traceGoStart mirrors Go's traceGoStart.
+// traceGoStart mirrors Go's traceGoStart (trace.go:1259).
 inline void traceGoStart(G* gp) {
   if (traceEnabled()) traceEvent(traceEv::GoStart, gp->goid);
 }
-// traceGoPark mirrors Go's traceGoPark: gp parks for gp->waitreason.
+// traceGoPark mirrors Go's traceGoPark (trace.go:1289): gp parks for gp->waitreason.
 inline void traceGoPark(G* gp) {
   if (traceEnabled()) {
     traceEvent(traceEv::GoBlock, gp->goid, 0, 0,
                static_cast<std::uint8_t>(gp->waitreason));
   }
 }
-// traceGoUnpark mirrors Go's traceGoUnpark: the caller readies gp.
+// traceGoUnpark mirrors Go's traceGoUnpark (trace.go:1296): the caller readies gp.
 inline void traceGoUnpark(G* gp) {
   if (traceEnabled()) traceEvent(traceEv::GoUnblock, gp->goid, traceCurGoid());
 }
-// traceGoSched mirrors Go's traceGoSched.
+// traceGoSched mirrors Go's traceGoSched (trace.go:1277).
 inline void traceGoSched(G* gp) {
   if (traceEnabled()) traceEvent(traceEv::GoSched, gp->goid);
 }
-// traceGoPreempt mirrors Go's traceGoPreempt.
+// traceGoPreempt mirrors Go's traceGoPreempt (trace.go:1283).
 inline void traceGoPreempt(G* gp) {
   if (traceEnabled()) traceEvent(traceEv::GoPreempt, gp->goid);
 }
-// traceGoEnd mirrors Go's traceGoEnd.
+// traceGoEnd mirrors Go's traceGoEnd (trace.go:1273).
 inline void traceGoEnd(G* gp) {
   if (traceEnabled()) traceEvent(traceEv::GoEnd, gp->goid);
 }
-// traceGoSysCall mirrors Go's traceGoSysCall; block: entersyscallblock.
+// traceGoSysCall mirrors Go's traceGoSysCall (trace.go:1307); block: entersyscallblock.
 inline void traceGoSysCall(G* gp, bool block) {
   if (traceEnabled()) traceEvent(traceEv::GoSysCall, gp->goid, block ? 1 : 0);
 }
-// traceGoSysExit mirrors Go's traceGoSysExit; fast: gp kept running.
+// traceGoSysExit mirrors Go's traceGoSysExit (trace.go:1311); fast: gp kept running.
 inline void traceGoSysExit(G* gp, bool fast) {
   if (traceEnabled()) traceEvent(traceEv::GoSysExit, gp->goid, fast ? 1 : 0);
 }
-// traceProcRetake: sysmon retook pp from a syscall (Go's traceGoSysBlock
+// traceProcRetake: sysmon retook pp from a syscall (Go's traceGoSysBlock (trace.go:1330)
 // and traceProcStop, seen from sysmon).
 inline void traceProcRetake(P* pp) {
   if (traceEnabled()) traceEvent(traceEv::ProcRetake, 0, pp->id);
@@ -129,7 +131,7 @@ inline void traceMPark() {
 inline void traceMUnpark() {
   if (traceEnabled()) traceEvent(traceEv::MUnpark, 0);
 }
-// traceGomaxprocs mirrors Go's traceGomaxprocs.
+// traceGomaxprocs mirrors Go's traceGomaxprocs (trace.go:1167).
 inline void traceGomaxprocs(std::int32_t now, std::int32_t old) {
   if (traceEnabled()) traceEvent(traceEv::Gomaxprocs, 0, now, old);
 }
@@ -144,6 +146,22 @@ inline void traceNetpollWake(G* list) {
     for (G* gp = list; gp != nullptr; gp = gp->schedlink) n++;
     traceEvent(traceEv::NetpollWake, 0, n);
   }
+}
+// How an M came to spin (SpinStart's a0) and why it stopped (SpinStop's).
+enum traceSpinHow : std::int64_t { kSpinSelf = 0, kSpinWoken = 1 };
+enum traceSpinWhy : std::int64_t {
+  kSpinFoundWork = 0,  // resetspinning: findRunnable returned a goroutine
+  kSpinGaveUp = 1,     // findRunnable gave up its P to park
+  kSpinGCStop = 2,     // gcstopm: the world stops
+};
+// traceSpinStart: this M starts looking for work to steal (gort's; Go's
+// trace has no spinning event).
+inline void traceSpinStart(traceSpinHow how) {
+  if (traceEnabled()) traceEvent(traceEv::SpinStart, 0, how);
+}
+// traceSpinStop: this M stops spinning.
+inline void traceSpinStop(traceSpinWhy why) {
+  if (traceEnabled()) traceEvent(traceEv::SpinStop, 0, why);
 }
 // tracedUsleep is os::usleep, timed and recorded while a trace runs.
 inline void tracedUsleep(std::uint32_t usec) {

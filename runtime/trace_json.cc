@@ -67,6 +67,8 @@ class jsonWriter {
   std::string out_;
   std::unordered_map<std::int64_t, gState> gs_;
   std::map<int, std::int64_t> parkTs_;
+  // M -> (start, traceSpinHow) of its open spinning spell.
+  std::map<int, std::pair<std::int64_t, std::int64_t>> spinTs_;
   std::set<int> ps_, ms_, sysmonMs_;
   std::int64_t flows_ = 0;
 };
@@ -260,6 +262,22 @@ void jsonWriter::handle(const traceRecord& r) {
       instant(r, "netpoll ready " + num(r.a0), "NetpollWake",
               "\"ready\":" + num(r.a0));
       break;
+    case traceEv::SpinStart:
+      spinTs_[r.m] = {r.ts, r.a0};
+      break;
+    case traceEv::SpinStop: {
+      auto it = spinTs_.find(r.m);
+      if (it != spinTs_.end()) {
+        static const char* const kWhy[] = {"found work", "gave up", "gc"};
+        slice(kPidM, r.m, "spinning", "spinning", it->second.first,
+              r.ts - it->second.first,
+              "\"m\":" + num(r.m) + ",\"start\":" +
+                  q(it->second.second == kSpinWoken ? "woken" : "self") +
+                  ",\"end\":" + q(r.a0 >= 0 && r.a0 <= 2 ? kWhy[r.a0] : "?"));
+        spinTs_.erase(it);
+      }
+      break;
+    }
     case traceEv::Count:
       break;
   }

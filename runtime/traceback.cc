@@ -49,7 +49,7 @@ std::atomic<bool> dumpFreezing{false};
 
 namespace {
 
-constexpr int kMaxFrames = 100;  // Go's _TracebackMaxFrames
+constexpr int kMaxFrames = 100;  // Go's _TracebackMaxFrames (runtime2.go:1032)
 constexpr std::int64_t kMinute = 60'000'000'000;
 
 mutex dumpLock;  // one dump at a time (not taken on fatal paths)
@@ -146,7 +146,7 @@ void printFrames(Printer* p, const std::uintptr_t* pcs, int n) {
   if (n == kMaxFrames) p->out += "...additional frames elided...\n";
 }
 
-// printCreatedBy mirrors Go's printcreatedby: the function that called Go
+// printCreatedBy mirrors Go's printcreatedby (traceback.go:780): the function that called Go
 // (the innermost frame at the call that is not the runtime's).
 void printCreatedBy(Printer* p, G* gp) {
   auto pc = reinterpret_cast<std::uintptr_t>(
@@ -177,7 +177,7 @@ const char* statusString(std::uint32_t s) {
   return "???";
 }
 
-// goroutineheader mirrors Go's goroutineheader. Fields other than goid and
+// goroutineheader mirrors Go's goroutineheader (traceback.go:1004). Fields other than goid and
 // status are read only for a G that cannot run during the dump.
 void goroutineheader(Printer* p, G* gp, std::uint32_t status, bool self) {
   p->out += "goroutine ";
@@ -245,7 +245,7 @@ bool record1(Printer* p, G* gp, Record* r) {
   return true;
 }
 
-// tracebackSelf prints the calling goroutine first, as Go's Stack and
+// tracebackSelf prints the calling goroutine first, as Go's Stack (mprof.go:1193) and
 // fatal tracebacks do.
 void tracebackSelf(Printer* p, G* me) {
   goroutineheader(p, me, _Grunning, true);
@@ -283,7 +283,7 @@ void release(mutex* l, bool held) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   if (held) unlock(l);
 }
 
-// freezetheworld mirrors Go's freezetheworld in purpose: no G starts
+// freezetheworld mirrors Go's freezetheworld (proc.go:876) in purpose: no G starts
 // running until thawtheworld. Waits for the Ms inside execute's window;
 // except with kLock, gives up on one after about a second (a fatal error
 // may have come from that very window).
@@ -304,7 +304,7 @@ void freezetheworld(LockMode mode) ABSL_NO_THREAD_SAFETY_ANALYSIS {
 
 void thawtheworld() { dumpFreezing.store(false, std::memory_order_seq_cst); }
 
-// tracebackothers mirrors Go's tracebackothers: every goroutine but me,
+// tracebackothers mirrors Go's tracebackothers (traceback.go:1041): every goroutine but me,
 // walked frozen, printed after; thaws unless the process is ending.
 void tracebackothers(Printer* p, G* me, LockMode mode)
     ABSL_NO_THREAD_SAFETY_ANALYSIS {
@@ -330,7 +330,7 @@ void onQuit() {
   os::futexwakeup(reinterpret_cast<std::uint32_t*>(&quitPending), 1);
 }
 
-// dumpAndQuit mirrors the SIGQUIT case of Go's sighandler: print every
+// dumpAndQuit mirrors the SIGQUIT case of Go's sighandler (signal_unix.go:608): print every
 // goroutine (runtime frames included) and exit with status 2.
 void dumpAndQuit() ABSL_NO_THREAD_SAFETY_ANALYSIS {
   bool crash = false;
@@ -369,7 +369,7 @@ void executeWaitThaw(M* mp) {
   }
 }
 
-// gotraceback mirrors Go's gotraceback (setTraceback's spellings).
+// gotraceback mirrors Go's gotraceback (runtime1.go:37) (setTraceback's spellings).
 int gotraceback(bool* crash) {
   *crash = false;
   const char* tb = os::getenv("GOTRACEBACK");

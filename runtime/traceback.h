@@ -25,8 +25,8 @@ inline void executeLeave(M* mp) {
   mp->executing.store(false, std::memory_order_release);
 }
 
-// gotraceback mirrors Go's gotraceback: $GOTRACEBACK as a level (0 none,
-// 1 single, 2 all, 3 system), and whether it asks for a crash.
+// gotraceback mirrors Go's gotraceback (runtime1.go:37): $GOTRACEBACK as a
+// level (0 none, 1 single, 2 all, 3 system), and whether it asks for a crash.
 int gotraceback(bool* crash);
 // tracebackFatal prints, on a fatal error, the running goroutine's stack
 // (level >= 1) and every other goroutine (level >= 2); takes no lock.

@@ -22,6 +22,7 @@
 # Environment:
 #   GORT_MUTANTS_DIR      work directory (default build/mutants)
 #   GORT_MUTANT_TIMEOUT   seconds one mutant's test run may take (default 60)
+#   GORT_MUTANTS_DRY=1    list the selected mutants and exit (no build)
 # Linux only: several mutants and their tests are about Linux's OS layer.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
@@ -61,6 +62,14 @@ if [ $# -gt 0 ]; then
   done
 else
   selected=("${!names[@]}")
+fi
+# GORT_MUTANTS_DRY=1: only list the selected mutants (scripts/exercises.sh
+# checks that docs/exercises.md names mutants that exist).
+if [ "${GORT_MUTANTS_DRY:-0}" = 1 ]; then
+  for i in "${selected[@]}"; do
+    echo "${names[$i]}: ${bins[$i]} ${filters[$i]}"
+  done
+  exit 0
 fi
 targets=()
 for i in "${selected[@]}"; do

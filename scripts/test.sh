@@ -23,3 +23,6 @@ scripts/mutants.sh --check-anchors
 
 echo "== tests =="
 ctest --preset default
+
+echo "== exercises (docs/exercises.md) =="
+scripts/exercises.sh

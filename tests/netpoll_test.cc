@@ -403,4 +403,52 @@ TEST_F(NetpollTest, HighResWaitsOnWindows) {
 #endif
 }
 
+// epoll_wait's timeout for a low-resolution wait is Go's: at least 1 ms for
+// any positive delay, whole milliseconds below 1e15 ns, and a cap of 1e9 ms
+// (about 11.5 days) only from 1e15 ns on.
+TEST_F(NetpollTest, WaitMsAsGo) {
+#if !defined(__linux__)
+  GTEST_SKIP() << "Linux only: epoll_wait's timeout";
+#else
+  EXPECT_EQ(gort::os::netpollWaitMs(-1), -1);
+  EXPECT_EQ(gort::os::netpollWaitMs(0), 0);
+  EXPECT_EQ(gort::os::netpollWaitMs(1), 1);
+  EXPECT_EQ(gort::os::netpollWaitMs(2'500'000), 2);
+  EXPECT_EQ(gort::os::netpollWaitMs(2'000'000'000'000), 2'000'000);
+  EXPECT_EQ(gort::os::netpollWaitMs(999'999'999'999'999), 999'999'999);
+  EXPECT_EQ(gort::os::netpollWaitMs(1'000'000'000'000'000), 1'000'000'000);
+#endif
+}
+
+// With the poller in use and low-resolution timers, the idle M waits for
+// the next timer in epoll_wait, whose timeout is whole milliseconds, and
+// nobody else runs the timer: Sleep(100us) lasts at least 1 ms, as in Go
+// (about 1.09 ms). A sysmon that starts an M for overdue timers (Go does
+// only on NetBSD before 9.2) ends it after about 0.2 ms instead.
+TEST_F(NetpollTest, LowResSleepWaitsForThePoller) {
+#if !defined(__linux__)
+  GTEST_SKIP() << "Linux only: epoll_wait's millisecond timeout";
+#else
+  gort::Run(
+      [] {
+        gort::poll::FD ev(eventfd(0, EFD_CLOEXEC));
+        gort::Go([&ev] {
+          std::uint64_t v;
+          try {
+            ev.Read(&v, sizeof v);
+          } catch (const gort::net::Error&) {
+          }
+        });
+        gort::Gosched();
+        for (int i = 0; i < 20; i++) {
+          auto t0 = Clock::now();
+          gort::Sleep(100us);
+          EXPECT_GE(Clock::now() - t0, 1ms) << "sleep " << i;
+        }
+        ev.Close();
+      },
+      gort::Options{.maxprocs = 1, .usleep = gort::UsleepMode::kLowRes});
+#endif
+}
+
 }  // namespace

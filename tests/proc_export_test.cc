@@ -445,6 +445,22 @@ TEST(TimerHeapTest, AddModDelKeepTheHeapOrdered) {
       Procs(1));
 }
 
+// execute clears a yield request the goroutine still carries (Go's
+// execute): a request sysmon made just before gp yielded or parked is stale
+// once gp starts a fresh slice, and must not make it yield again at its
+// next safe point.
+TEST(ExecuteTest, ClearsAStaleYieldRequest) {
+  bool after = true;
+  RunGuarded(
+      [&] {
+        getg()->preempt.store(true, std::memory_order_relaxed);
+        gort::Gosched();  // gosched itself does not look at the request
+        after = getg()->preempt.load(std::memory_order_relaxed);
+      },
+      Procs(1));
+  EXPECT_FALSE(after);
+}
+
 // ---------------------------------------------------------------------------
 // Semaphores: lifo queueing and handoff (Go's semacquire1, semrelease1).
 

@@ -207,6 +207,65 @@ TEST(TraceTest, StealsMatchSchedulerCounters) {
   EXPECT_EQ(stolen, after.stolen - before.stolen);
 }
 
+// A steal the program forces (examples/steal.cc's round): main queues a
+// batch on its P and keeps the P without yielding until one of the batch
+// has started, which only a thief can have done. The trace, taken of the
+// whole Run so no spinning spell began before it, has a Steal from main's P,
+// and every Steal lies inside a spinning spell of the thief's M; a spell
+// that stole ends with "found work"; the summary counts both.
+TEST(TraceTest, ForcedStealInsideASpinningSpell) {
+  std::string path = TempTrace("spin");
+  setenv("GORT_TRACE", path.c_str(), 1);
+  std::int64_t mainP = -1;
+  RunGuarded(
+      [&] {
+        std::atomic<int> started{0};
+        gort::WaitGroup wg;
+        for (int i = 0; i < 8; i++) {
+          wg.Add(1);
+          gort::Go([&] {
+            started.fetch_add(1);
+            wg.Done();
+          });
+        }
+        while (started.load() == 0) {
+        }
+        wg.Wait();
+      },
+      Procs(4));
+  unsetenv("GORT_TRACE");
+  Trace t = Load(path);
+  // main (goroutine 1) ran on one P until its busy wait ended.
+  for (const Event& e : t.events) {
+    if (e.cat == "goroutine" && e.pid == gort::trace::kPidP && G(e) == 1) {
+      mainP = e.tid;
+      break;
+    }
+  }
+  ASSERT_GE(mainP, 0);
+  std::vector<Event> spells = OfCat(t, "spinning");
+  bool fromMain = false;
+  for (const Event& st : OfCat(t, "Steal")) {
+    if (st.args.NumOr("victim", -1) == mainP) fromMain = true;
+    const int m = static_cast<int>(st.args.NumOr("m", -1));
+    bool inside = false;
+    for (const Event& sp : spells) {
+      if (sp.pid == gort::trace::kPidM && sp.tid == m && sp.ts <= st.ts &&
+          st.ts <= sp.ts + sp.dur) {
+        inside = sp.args.Str("end") == "found work";
+      }
+    }
+    EXPECT_TRUE(inside) << "steal at " << st.ts << " us by M" << m
+                        << " outside a spinning spell that found work";
+  }
+  EXPECT_TRUE(fromMain) << "no steal from main's P" << mainP;
+  gort::trace::Summary s = gort::trace::Summarize(t);
+  EXPECT_GE(s.steals, 1);
+  EXPECT_GE(s.spins_found, 1);
+  EXPECT_NE(gort::trace::FormatSummary(s).find("\nspinning: "),
+            std::string::npos);
+}
+
 // GORT_TRACE traces the whole Run, main's creation included, and the
 // summary gort-trace prints has the known program's counts.
 TEST(TraceTest, EnvTraceSummaryOfKnownProgram) {

@@ -338,6 +338,54 @@ TEST(SysmonScheduleTest, RequestsFollowGosSchedule) {
   EXPECT_EQ(got, GoSysmonDelays(kRounds));
 }
 
+// sysmon starts its back-off again after a deep sleep only when something
+// woke it early (a syscall returning), not when it slept until a timer was
+// due (Go's sysmon). So once its requests reach the 10 ms cap, a program
+// with no syscalls that sleeps on a timer (every P idle: sysmon sleeps on
+// its note) and then keeps its P busy again sees only 10 ms requests.
+TEST(SysmonScheduleTest, TimerWakeKeepsTheBackoff) {
+  const std::string path = testing::TempDir() + "gort_usleep_backoff_" +
+                           std::to_string(gort_test::Pid()) + ".json";
+  setenv("GORT_TRACE", path.c_str(), 1);
+  RunGuarded(
+      [&] {
+        const std::int64_t deadline = gort_test::DeadlineFromNow();
+        auto spinUntil = [&](std::int64_t wakes) {
+          while (gort::ReadStats().sysmon_wakes < wakes &&
+                 gort::Nanotime() < deadline) {
+            gort::Gosched();
+          }
+        };
+        spinUntil(62);  // past the cap (GoSysmonDelays: index 59)
+        gort::Sleep(std::chrono::milliseconds(30));
+        spinUntil(gort::ReadStats().sysmon_wakes + 3);
+      },
+      Procs(1));
+  unsetenv("GORT_TRACE");
+  gort::trace::Trace t;
+  std::string err;
+  ASSERT_TRUE(gort::trace::LoadTrace(path, &t, &err)) << err;
+  std::remove(path.c_str());
+  std::vector<const gort::trace::Event*> sleeps;
+  for (const gort::trace::Event& e : t.events) {
+    if (e.cat != "usleep") continue;
+    const std::string& track =
+        t.tracks[std::make_pair(gort::trace::kPidM, e.tid)];
+    if (track.find("sysmon") != std::string::npos) sleeps.push_back(&e);
+  }
+  std::sort(sleeps.begin(), sleeps.end(),
+            [](auto* a, auto* b) { return a->ts < b->ts; });
+  std::vector<std::int64_t> got;
+  for (const gort::trace::Event* e : sleeps) {
+    got.push_back(static_cast<std::int64_t>(e->args.NumOr("requested_us", -1)));
+  }
+  auto capped = std::find(got.begin(), got.end(), 10'000);
+  ASSERT_NE(capped, got.end());
+  ASSERT_GE(got.end() - capped, 3);
+  EXPECT_EQ(std::count(capped, got.end(), 10'000), got.end() - capped)
+      << "sysmon's back-off restarted after a timer wake-up";
+}
+
 // usleep sleeps at least what it is asked, in and outside a Run, in both
 // modes: a lower bound long enough that a usleep ignoring its argument (a
 // fixed 10 ms, say) falls short of it.

@@ -60,8 +60,9 @@ using internal::ContextState;
 
 namespace {
 
-// cancel mirrors Go's cancelCtx.cancel: close done, cancel the children,
-// stop the timer and, if asked, leave the parent's children.
+// cancel mirrors Go's cancelCtx.cancel (context/context.go:397): close done,
+// cancel the children, stop the timer and, if asked, leave the parent's
+// children.
 void cancel(ContextState* s, bool removeFromParent, ContextError err) {
   s->mu.Lock();
   if (s->err.load(std::memory_order_relaxed) != ContextError::kNone) {
@@ -85,8 +86,8 @@ void cancel(ContextState* s, bool removeFromParent, ContextError err) {
   }
 }
 
-// propagateCancel mirrors Go's propagateCancel: child is canceled when
-// parent is, at once if parent already is.
+// propagateCancel mirrors Go's propagateCancel (context/context.go:250): child
+// is canceled when parent is, at once if parent already is.
 void propagateCancel(const std::shared_ptr<ContextState>& parent,
                      const std::shared_ptr<ContextState>& child) {
   if (parent == nullptr) return;  // Background is never canceled

@@ -60,7 +60,7 @@ namespace pi = gort::poll::internal;
 
 Error plainError(const std::string& msg) { return Error(msg, false, false, 0); }
 
-// opError mirrors Go's OpError.Error: "op net [src->]addr: [syscall: ]err".
+// opError mirrors Go's OpError.Error (net/net.go:473): "op net [src->]addr: [syscall: ]err".
 Error opError(const std::string& op, const std::string& net,
               const std::string& src, const std::string& addr,
               const char* syscall, int code) {
@@ -77,13 +77,13 @@ struct target {
   std::string text;  // the address as Go prints it in errors
 };
 
-// addrError mirrors Go's AddrError inside an OpError without an address.
+// addrError mirrors Go's AddrError (net/net.go:554) inside an OpError without an address.
 Error addrError(const std::string& op, const std::string& net,
                 const std::string& addr, const std::string& why) {
   return plainError(op + " " + net + ": address " + addr + ": " + why);
 }
 
-// splitHostPort mirrors Go's SplitHostPort; false with *why on error.
+// splitHostPort mirrors Go's SplitHostPort (net/ipsock.go:164); false with *why on error.
 bool splitHostPort(std::string_view hp, std::string* host, std::string* port,
                    std::string* why) {
   std::size_t colon = hp.rfind(':');
@@ -195,7 +195,7 @@ pi::fdImpl* newSocket(const std::string& op, const std::string& net,
   return fd;
 }
 
-// connect mirrors Go's netFD.connect; returns 0 or a code.
+// connect mirrors Go's netFD.connect (net/fd_unix.go:55); returns 0 or a code.
 int connect(pi::fdImpl* fd, const target& t, std::int64_t deadline,
             const char** syscall) {
   *syscall = "connect";
@@ -271,7 +271,7 @@ Conn dial(std::string_view network, std::string_view address,
   int err = connect(fd, t, deadline, &syscall);
   if (stop && !stop()) {
     // ctx ended during the connect: the dial fails even if it connected
-    // (Go's connect does too), once the interrupter is done with fd.
+    // (Go's connect (net/fd_unix.go:55) does too), once the interrupter is done with fd.
     interrupted->Wait();
     err = ctxErr(ctx);
     syscall = nullptr;

@@ -10,7 +10,7 @@
 
 namespace gort {
 
-// Wait mirrors Go's Cond.Wait.
+// Wait mirrors Go's Cond.Wait (sync/cond.go:66).
 void Cond::Wait() GORT_NO_THREAD_SAFETY_ANALYSIS {
   std::uint32_t t = runtime::notifyListAdd(&notify_);
   l_->Unlock();
@@ -18,15 +18,15 @@ void Cond::Wait() GORT_NO_THREAD_SAFETY_ANALYSIS {
   l_->Lock();
 }
 
-// Signal mirrors Go's Cond.Signal.
+// Signal mirrors Go's Cond.Signal (sync/cond.go:81).
 void Cond::Signal() { runtime::notifyListNotifyOne(&notify_); }
 
-// Broadcast mirrors Go's Cond.Broadcast.
+// Broadcast mirrors Go's Cond.Broadcast (sync/cond.go:90).
 void Cond::Broadcast() { runtime::notifyListNotifyAll(&notify_); }
 
-// DoSlow mirrors Go's Once.doSlow: under the mutex, so that concurrent
-// callers wait for f; done is set even when f throws, as Go's deferred
-// store sets it when f panics.
+// DoSlow mirrors Go's Once.doSlow (sync/once.go:69): under the mutex, so that
+// concurrent callers wait for f; done is set even when f throws, as Go's
+// deferred store sets it when f panics.
 void Once::DoSlow(void (*call)(void*), void* f) GORT_NO_THREAD_SAFETY_ANALYSIS {
   struct Unlocker {
     Once* o;

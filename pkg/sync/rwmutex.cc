@@ -14,14 +14,14 @@
 namespace gort {
 
 namespace {
-// Go's rwmutexMaxReaders.
+// Go's rwmutexMaxReaders (sync/rwmutex.go:44).
 constexpr std::int32_t kMaxReaders = 1 << 30;
 }  // namespace
 
 using runtime::semacquire;
 using runtime::semrelease;
 
-// RLock mirrors Go's RWMutex.RLock.
+// RLock mirrors Go's RWMutex.RLock (sync/rwmutex.go:64).
 void RWMutex::RLock() GORT_NO_THREAD_SAFETY_ANALYSIS {
   if (reader_count_.fetch_add(1, std::memory_order_acq_rel) + 1 < 0) {
     // A writer holds or waits for the lock: wait for it.
@@ -29,7 +29,7 @@ void RWMutex::RLock() GORT_NO_THREAD_SAFETY_ANALYSIS {
   }
 }
 
-// TryRLock mirrors Go's RWMutex.TryRLock.
+// TryRLock mirrors Go's RWMutex.TryRLock (sync/rwmutex.go:84).
 bool RWMutex::TryRLock() GORT_NO_THREAD_SAFETY_ANALYSIS {
   std::int32_t c = reader_count_.load(std::memory_order_relaxed);
   while (c >= 0) {
@@ -41,14 +41,14 @@ bool RWMutex::TryRLock() GORT_NO_THREAD_SAFETY_ANALYSIS {
   return false;
 }
 
-// RUnlock mirrors Go's RWMutex.RUnlock.
+// RUnlock mirrors Go's RWMutex.RUnlock (sync/rwmutex.go:111).
 void RWMutex::RUnlock() GORT_NO_THREAD_SAFETY_ANALYSIS {
   std::int32_t r = reader_count_.fetch_sub(1, std::memory_order_acq_rel) - 1;
   if (r < 0) RUnlockSlow(r);
 }
 
-// RUnlockSlow mirrors Go's rUnlockSlow: a writer waits; the last reader it
-// waits for wakes it.
+// RUnlockSlow mirrors Go's rUnlockSlow (sync/rwmutex.go:126): a writer waits;
+// the last reader it waits for wakes it.
 void RWMutex::RUnlockSlow(std::int32_t r) {
   if (r + 1 == 0 || r + 1 == -kMaxReaders) {
     runtime::throw_("sync: RUnlock of unlocked RWMutex");
@@ -58,7 +58,7 @@ void RWMutex::RUnlockSlow(std::int32_t r) {
   }
 }
 
-// Lock mirrors Go's RWMutex.Lock.
+// Lock mirrors Go's RWMutex.Lock (sync/rwmutex.go:141).
 void RWMutex::Lock() GORT_NO_THREAD_SAFETY_ANALYSIS {
   w_.Lock();
   // Announce the writer; r readers were already inside.
@@ -69,7 +69,7 @@ void RWMutex::Lock() GORT_NO_THREAD_SAFETY_ANALYSIS {
   }
 }
 
-// TryLock mirrors Go's RWMutex.TryLock.
+// TryLock mirrors Go's RWMutex.TryLock (sync/rwmutex.go:166).
 bool RWMutex::TryLock() GORT_NO_THREAD_SAFETY_ANALYSIS {
   if (!w_.TryLock()) return false;
   std::int32_t zero = 0;
@@ -81,8 +81,8 @@ bool RWMutex::TryLock() GORT_NO_THREAD_SAFETY_ANALYSIS {
   return true;
 }
 
-// Unlock mirrors Go's RWMutex.Unlock: let in the readers that queued up
-// behind the writer, then other writers.
+// Unlock mirrors Go's RWMutex.Unlock (sync/rwmutex.go:198): let in the readers
+// that queued up behind the writer, then other writers.
 void RWMutex::Unlock() GORT_NO_THREAD_SAFETY_ANALYSIS {
   std::int32_t r =
       reader_count_.fetch_add(kMaxReaders, std::memory_order_acq_rel) +

@@ -68,8 +68,8 @@ using runtime::kMutexWaiter;
 using runtime::kMutexWaiterShift;
 using runtime::kMutexWoken;
 
-// canSpin mirrors Go's sync_runtime_canSpin, less its idle-P and run-queue
-// checks: a few spins, and only when another P may release the lock.
+// canSpin mirrors Go's sync_runtime_canSpin (proc.go:6195), less its idle-P and
+// run-queue checks: a few spins, and only when another P may release the lock.
 bool canSpin(int iter) {
   return iter < 4 && runtime::gomaxprocs.load(std::memory_order_relaxed) > 1;
 }
@@ -79,8 +79,8 @@ namespace runtime {
 std::atomic<std::int64_t> starvationThresholdNs{1'000'000};
 }  // namespace runtime
 
-// TryLock mirrors Go's Mutex.TryLock: never takes a lock that starvation
-// mode owes to a waiter.
+// TryLock mirrors Go's Mutex.TryLock (sync/mutex.go:98): never takes a lock
+// that starvation mode owes to a waiter.
 bool Mutex::TryLock() GORT_NO_THREAD_SAFETY_ANALYSIS {
   std::int32_t old = state_.load(std::memory_order_relaxed);
   if (old & (kMutexLocked | kMutexStarving)) return false;
@@ -88,7 +88,8 @@ bool Mutex::TryLock() GORT_NO_THREAD_SAFETY_ANALYSIS {
                                         std::memory_order_acquire);
 }
 
-// Lock mirrors Go's Mutex.Lock: one CAS when the mutex is free.
+// Lock mirrors Go's Mutex.Lock (sync/mutex.go:81): one CAS when the mutex is
+// free.
 void Mutex::Lock() GORT_NO_THREAD_SAFETY_ANALYSIS {
   std::int32_t unlocked = 0;
   if (state_.compare_exchange_strong(unlocked, kMutexLocked,
@@ -98,7 +99,7 @@ void Mutex::Lock() GORT_NO_THREAD_SAFETY_ANALYSIS {
   LockSlow();
 }
 
-// LockSlow mirrors Go's Mutex.lockSlow.
+// LockSlow mirrors Go's Mutex.lockSlow (sync/mutex.go:117).
 void Mutex::LockSlow() {
   std::int64_t waitStartTime = 0;
   bool starving = false;
@@ -116,7 +117,7 @@ void Mutex::LockSlow() {
                                          std::memory_order_relaxed)) {
         awoke = true;
       }
-      os::procyield(30);  // Go's sync_runtime_doSpin
+      os::procyield(30);  // Go's sync_runtime_doSpin (proc.go:6212)
       iter++;
       old = state_.load(std::memory_order_relaxed);
       continue;
@@ -166,14 +167,15 @@ void Mutex::LockSlow() {
   }
 }
 
-// Unlock mirrors Go's Mutex.Unlock: one atomic add when nobody waits.
+// Unlock mirrors Go's Mutex.Unlock (sync/mutex.go:212): one atomic add when
+// nobody waits.
 void Mutex::Unlock() GORT_NO_THREAD_SAFETY_ANALYSIS {
   std::int32_t n =
       state_.fetch_sub(kMutexLocked, std::memory_order_release) - kMutexLocked;
   if (n != 0) UnlockSlow(n);
 }
 
-// UnlockSlow mirrors Go's Mutex.unlockSlow.
+// UnlockSlow mirrors Go's Mutex.unlockSlow (sync/mutex.go:227).
 void Mutex::UnlockSlow(std::int32_t n) {
   if (((n + kMutexLocked) & kMutexLocked) == 0) {
     runtime::throw_("sync: unlock of unlocked mutex");

@@ -13,7 +13,7 @@
 //
 // Only the callee-saved integer registers, the stack pointer and the PC are
 // switched: the x87 control word and MXCSR are per-thread state that gort
-// never changes (Go's gogo leaves them alone for the same reason), and the
+// never changes (Go's gogo (stubs.go:233) leaves them alone for the same reason), and the
 // other registers are caller-saved, so the C++ caller has spilled whatever
 // it needs. So, as in Go, a goroutine that changes the rounding mode or
 // exception masks (fesetround, _MM_SET_ROUNDING_MODE) changes them for its
@@ -25,10 +25,10 @@
 
 // void gort_gogo(void** save, void* to)   Go: runtime·gogo plus mcall's save
 // Saves the running side's context in *save and resumes the context `to`;
-// returns when something switches back to *save. Go's gogo only loads a
+// returns when something switches back to *save. Go's gogo (stubs.go:233) only loads a
 // gobuf (mcall or gosave stored it); gort saves and loads in one call, and
 // stores *save before the jump, so it is complete before `to` runs.
-// It leaves by an indirect jmp, as Go's gogo does, not by ret: a ret here
+// It leaves by an indirect jmp, as Go's gogo (stubs.go:233) does, not by ret: a ret here
 // always goes somewhere other than where the return-address predictor
 // expects (the other side's call site), while the jump's target is
 // predictable from its history. Measured: Gosched 19% less CPU per op
@@ -109,7 +109,7 @@ gort_newcontext:
 	.cfi_endproc
 	.size	gort_newcontext, .-gort_newcontext
 
-// gort_gostart: the bottom frame of every goroutine stack (Go's goexit
+// gort_gostart: the bottom frame of every goroutine stack (Go's goexit (stubs.go:299)
 // frame below the goroutine's function). Entered by gort_gogo's ret with
 // the entry in r12; the entry never returns. Its return address is marked
 // undefined, so unwinders (the C++ runtime's, a debugger's, the goroutine

@@ -1,12 +1,12 @@
 // runtime/os/gogo_fcontext.cc: the POSIX backend of runtime/os/gogo_os.h:
 // stacks mapped here (the part of stack.go and mem_linux.go that maps
 // stacks), switched by gort's own gort_gogo where runtime/arch has one
-// (linux/amd64: runtime/arch/gogo_linux_amd64.S, Go's gogo/mcall register
+// (linux/amd64: runtime/arch/gogo_linux_amd64.S, Go's gogo/mcall (stubs.go:233) register
 // work) and by Boost.Context's fcontext elsewhere.
 //
 // gort_gogo stores the running side's stack pointer in the save slot and
 // loads the other's: callee-saved registers, stack pointer and PC only, as
-// Go's gogo. fcontext also saves the x87 control word and MXCSR on every
+// Go's gogo (stubs.go:233). fcontext also saves the x87 control word and MXCSR on every
 // jump (slow instructions; docs/performance.md), and a jump returns the
 // context of the side that jumped and the data it passed, here the slot
 // where that side wants its own context saved; the side that wakes up

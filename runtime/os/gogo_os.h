@@ -42,7 +42,8 @@ struct Stack {
 };
 
 // stackAlloc: gives *s a stack with `size` usable bytes, on which contexts
-// will start at entry; false when out of memory (Go's stackalloc, OS part).
+// will start at entry; false when out of memory (Go's stackalloc
+// (stack.go:344), OS part).
 bool stackAlloc(Stack* s, std::size_t size, ContextEntry entry);
 // stackIntact: false if s has a canary and something wrote over it (the
 // goroutine ran below its stack); true for guarded stacks.
@@ -52,7 +53,8 @@ bool stackIntact(const Stack* s);
 // own context (fibres).
 bool stacksShareable();
 // stackFree: *s's goroutine is gone for good; forgets the stack (the backend
-// may keep its memory until stackFreeAll). Go's stackfree, OS part.
+// may keep its memory until stackFreeAll). Go's stackfree (stack.go:447), OS
+// part.
 void stackFree(Stack* s);
 // stackFreeAll: returns every stack's memory to the OS when Run ends; with
 // retain, an abandoned thread may still run on one, so it stays mapped.

@@ -1,7 +1,8 @@
 // runtime/os/iocp_windows.h: what the Windows poller (netpoll_windows.cc)
 // and the Windows socket layer (net_windows.cc) share: one overlapped
-// operation (Go's internal/poll.operation) and the system headers, in the
-// order Winsock wants them. Included by those two files only.
+// operation (Go's internal/poll.operation (internal/poll/fd_windows.go:66)) and
+// the system headers, in the order Winsock wants them. Included by those two
+// files only.
 #ifndef GORT_RUNTIME_OS_IOCP_WINDOWS_H_
 #define GORT_RUNTIME_OS_IOCP_WINDOWS_H_
 
@@ -24,11 +25,12 @@
 
 namespace gort::os {
 
-// IoOp mirrors Go's poll.operation: the OVERLAPPED the OS writes to while
-// the operation is in flight, what netpoll reports it as, and its result.
-// IoOps are pooled and never freed, so a completion for an abandoned
-// operation always finds valid memory; netpoll recognises it as stale by its
-// completion key (the registration's), which then differs from op->key.
+// IoOp mirrors Go's poll.operation (internal/poll/fd_windows.go:66): the
+// OVERLAPPED the OS writes to while the operation is in flight, what netpoll
+// reports it as, and its result. IoOps are pooled and never freed, so a
+// completion for an abandoned operation always finds valid memory; netpoll
+// recognises it as stale by its completion key (the registration's), which then
+// differs from op->key.
 struct IoOp {
   OVERLAPPED ov;  // first: a completion hands back &ov
   SOCKET fd = INVALID_SOCKET;

@@ -114,7 +114,7 @@ int sockAccept(std::intptr_t fd, std::intptr_t* nfd) {
       *nfd = s;
       return 0;
     }
-    // Go's accept retries these: the connection died in the queue.
+    // Go's accept (internal/poll/sock_cloexec.go:16) retries these: the connection died in the queue.
     if (errno == EINTR || errno == ECONNABORTED) continue;
     return code(errno);
   }

@@ -79,8 +79,9 @@ int started(bool ok) {
   return e == WSA_IO_PENDING ? kErrPending : e;
 }
 
-// skipSupported mirrors Go's init in fd_windows.go, which sets
-// skipSyncNotif: every provider must be an IFS one (checked once).
+// skipSupported mirrors Go's init (internal/poll/fd_windows.go:56) in
+// fd_windows.go, which sets skipSyncNotif: every provider must be an IFS one
+// (checked once).
 bool skipSupported() {
   static const bool ok = [] {
     wsaStartup();
@@ -124,7 +125,8 @@ int finished(IoOp* op, bool ok) {
 }
 
 // acceptDied: AcceptEx failed for the new connection only (reset before it
-// was accepted): accept again, as Go's acceptOne loop does.
+// was accepted): accept again, as Go's acceptOne
+// (internal/poll/fd_windows.go:938) loop does.
 bool acceptDied(int err) {
   return err == WSAECONNRESET || err == ERROR_NETNAME_DELETED;
 }
@@ -335,7 +337,7 @@ void ioOpFree(IoOp* op) {
   opFree = op;
 }
 
-// ioRecv mirrors Go's FD.Read's WSARecv.
+// ioRecv mirrors Go's FD.Read (internal/poll/fd_windows.go:408)'s WSARecv.
 int ioRecv(IoOp* op, void* buf, std::size_t len) {
   start(op);
   WSABUF b;
@@ -346,7 +348,7 @@ int ioRecv(IoOp* op, void* buf, std::size_t len) {
       op, WSARecv(op->fd, &b, 1, nullptr, &flags, &op->ov, nullptr) == 0);
 }
 
-// ioSend mirrors Go's FD.Write's WSASend.
+// ioSend mirrors Go's FD.Write (internal/poll/fd_windows.go:655)'s WSASend.
 int ioSend(IoOp* op, const void* buf, std::size_t len) {
   start(op);
   WSABUF b;
@@ -356,8 +358,8 @@ int ioSend(IoOp* op, const void* buf, std::size_t len) {
                   WSASend(op->fd, &b, 1, nullptr, 0, &op->ov, nullptr) == 0);
 }
 
-// ioAccept mirrors Go's FD.acceptOne: AcceptEx into a new socket of the
-// listener's family.
+// ioAccept mirrors Go's FD.acceptOne (internal/poll/fd_windows.go:938):
+// AcceptEx into a new socket of the listener's family.
 int ioAccept(IoOp* op) {
   start(op);
   closeAccepted(op);
@@ -381,8 +383,8 @@ int ioAccept(IoOp* op) {
   return acceptDied(res) ? kErrAgain : res;
 }
 
-// ioConnect mirrors Go's netFD.connect on Windows: bind to the wildcard
-// address, then ConnectEx.
+// ioConnect mirrors Go's netFD.connect (net/fd_windows.go:59) on Windows: bind
+// to the wildcard address, then ConnectEx.
 int ioConnect(IoOp* op, const SockAddr& sa) {
   start(op);
   const auto* a = reinterpret_cast<const sockaddr*>(sa.data);

@@ -60,16 +60,10 @@ bool probePwait2() {
   return !(r < 0 && errno == ENOSYS);
 }
 
-int waitMs(std::int64_t delay) {
-  if (delay < 0) return -1;
-  if (delay == 0) return 0;
-  if (delay < 1'000'000) return 1;
-  if (delay < 1'000'000'000'000) return static_cast<int>(delay / 1'000'000);
-  return 1'000'000'000;  // about 11.5 days, as Go
-}
-
 int epollWait(epoll_event* evs, int max, std::int64_t delay, bool highRes) {
-  if (!highRes || delay <= 0) return epoll_wait(epfd, evs, max, waitMs(delay));
+  if (!highRes || delay <= 0) {
+    return epoll_wait(epfd, evs, max, netpollWaitMs(delay));
+  }
   if (havePwait2) {
     kernelTimespec ts{delay / 1'000'000'000, delay % 1'000'000'000};
     return static_cast<int>(
@@ -83,6 +77,16 @@ int epollWait(epoll_event* evs, int max, std::int64_t delay, bool highRes) {
 }
 
 }  // namespace
+
+int netpollWaitMs(std::int64_t delay) {
+  if (delay < 0) return -1;
+  if (delay == 0) return 0;
+  if (delay < 1'000'000) return 1;
+  if (delay < 1'000'000'000'000'000) {
+    return static_cast<int>(delay / 1'000'000);
+  }
+  return 1'000'000'000;  // a cap of about 11.5 days, as Go's netpoll (netpoll_epoll.go:106)
+}
 
 bool netpollSupported() { return true; }
 

@@ -29,29 +29,33 @@ struct PollEvent {
 // netpollSupported: whether this OS has a poller backend at all.
 bool netpollSupported();
 // netpollinit: creates the poller and its break channel; 0 or an errno
-// (Go's netpollinit).
+// (Go's netpollinit (netpoll_epoll.go:32)).
 int netpollinit();
 // netpollfini: closes what netpollinit opened (gort: at the end of a Run).
 void netpollfini();
 // netpollIsPollDescriptor: fd is the poller's own (Go's function).
 bool netpollIsPollDescriptor(std::uintptr_t fd);
 // netpollopen: registers fd, edge-triggered for read and write, with key;
-// 0 or an errno (Go's netpollopen).
+// 0 or an errno (Go's netpollopen (netpoll_epoll.go:64)).
 int netpollopen(std::uintptr_t fd, std::uint64_t key);
-// netpollclose: removes fd; 0 or an errno (Go's netpollclose).
+// netpollclose: removes fd; 0 or an errno (Go's netpollclose (netpoll_epoll.go:71)).
 int netpollclose(std::uintptr_t fd);
 // netpollBreak: wakes a thread blocked in netpoll; several calls before it
-// wakes cost one wake-up (Go's netpollBreak). 0, or an errno if the wake-up
+// wakes cost one wake-up (Go's netpollBreak (netpoll_epoll.go:81)). 0, or an errno if the wake-up
 // could not be sent (the runtime throws).
 int netpollBreak();
 // netpoll: waits at most delay ns (< 0: until an event or a break, 0: not
 // at all) and stores up to max ready descriptors in ev; returns how many.
 // highRes: honour delay to the nanosecond (epoll_pwait2, or a timerfd in
 // the set); otherwise round it up to whole milliseconds as Go does. A break
-// or an interrupted wait returns 0 early (Go's netpoll); a failed wait
+// or an interrupted wait returns 0 early (Go's netpoll (netpoll_epoll.go:106)); a failed wait
 // returns -errno (the runtime throws).
 std::int32_t netpoll(std::int64_t delay, bool highRes, PollEvent* ev,
                      std::int32_t max);
+// netpollWaitMs: epoll_wait's timeout in ms for a low-resolution wait of
+// delay ns (Linux; Go's netpoll (netpoll_epoll.go:106): below 1 ms waits 1 ms, and from 1e15 ns on
+// it waits a capped 1e9 ms).
+int netpollWaitMs(std::int64_t delay);
 // netpollHighResMethod: how high-resolution waits are done: "epoll_pwait2",
 // "timerfd", "wait completion packet" (Windows), or "none" (for the usleep
 // probe and docs).

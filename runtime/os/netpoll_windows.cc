@@ -130,7 +130,8 @@ DWORD waitMillis(std::int64_t delay) {
 
 bool netpollSupported() { return true; }
 
-// netpollinit mirrors Go's netpollinit: the completion port.
+// netpollinit mirrors Go's netpollinit (netpoll_windows.go:41): the completion
+// port.
 int netpollinit() {
   iocp = CreateIoCompletionPort(INVALID_HANDLE_VALUE, nullptr, 0, 0xffffffff);
   if (iocp == nullptr) return static_cast<int>(GetLastError());
@@ -150,7 +151,8 @@ bool netpollIsPollDescriptor(std::uintptr_t fd) {
   return iocp != nullptr && fd == reinterpret_cast<std::uintptr_t>(iocp);
 }
 
-// netpollopen mirrors Go's netpollopen: associate the socket with the port.
+// netpollopen mirrors Go's netpollopen (netpoll_windows.go:53): associate the
+// socket with the port.
 int netpollopen(std::uintptr_t fd, std::uint64_t key) {
   HANDLE h = reinterpret_cast<HANDLE>(fd);
   if (CreateIoCompletionPort(h, iocp, completionKey(key), 0) == nullptr) {
@@ -162,7 +164,8 @@ int netpollopen(std::uintptr_t fd, std::uint64_t key) {
 // netpollclose mirrors Go's: nothing to undo (closing the socket does).
 int netpollclose(std::uintptr_t) { return 0; }
 
-// netpollBreak mirrors Go's netpollBreak: one queued packet at most.
+// netpollBreak mirrors Go's netpollBreak (netpoll_windows.go:69): one queued
+// packet at most.
 int netpollBreak() {
   std::uint32_t zero = 0;
   if (!wakeSig.compare_exchange_strong(zero, 1)) return 0;
@@ -173,7 +176,8 @@ int netpollBreak() {
   return 0;
 }
 
-// netpoll mirrors Go's netpoll: dequeue completions (up to max).
+// netpoll mirrors Go's netpoll (netpoll_windows.go:83): dequeue completions (up
+// to max).
 std::int32_t netpoll(std::int64_t delay, bool highRes, PollEvent* ev,
                      std::int32_t max) {
   if (iocp == nullptr || max <= 0) return 0;

@@ -12,25 +12,30 @@
 
 namespace gort::os {
 
-// usleep: sleeps for usec microseconds on the calling thread (Go's usleep).
+// usleep: sleeps for usec microseconds on the calling thread (Go's usleep
+// (stubs2.go:21)).
 void usleep(std::uint32_t usec);
 // usleepOnSystemStack: true if usleep must run on the M's own stack, g0
 // (Go's Windows usleep runs through systemstack); elsewhere any stack does.
 bool usleepOnSystemStack();
-// osyield: gives up the thread's time slice (Go's osyield).
+// osyield: gives up the thread's time slice (Go's osyield
+// (sys_linux_amd64.s:655)).
 void osyield();
-// procyield: spins for about `cycles` pause instructions (Go's procyield).
+// procyield: spins for about `cycles` pause instructions (Go's procyield
+// (stubs.go:285)).
 void procyield(std::uint32_t cycles);
 
 // futexsleep: sleeps while *addr == val, at most ns (< 0: forever); may
-// return early or spuriously (Go's futexsleep).
+// return early or spuriously (Go's futexsleep (os_linux.go:62)).
 void futexsleep(std::uint32_t* addr, std::uint32_t val, std::int64_t ns);
-// futexwakeup: wakes up to cnt threads sleeping on addr (Go's futexwakeup).
+// futexwakeup: wakes up to cnt threads sleeping on addr (Go's futexwakeup
+// (os_linux.go:81)).
 void futexwakeup(std::uint32_t* addr, std::uint32_t cnt);
 
-// nanotime: monotonic clock in nanoseconds (Go's nanotime).
+// nanotime: monotonic clock in nanoseconds (Go's nanotime (time_nofake.go:18)).
 std::int64_t nanotime();
-// getproccount: CPUs this process may run on (Go's getproccount).
+// getproccount: CPUs this process may run on (Go's getproccount
+// (os_linux.go:97)).
 int getproccount();
 
 // cgroupFindCPU: finds the cgroup directory whose files limit the calling
@@ -50,8 +55,9 @@ struct Thread {
   void (*fn)(void*) = nullptr;  // what the thread runs, kept here so that
   void* arg = nullptr;          // starting a thread allocates nothing
 };
-// newosproc: starts an OS thread running fn(arg) (Go's newosproc); false on
-// failure. *out must stay put until the thread has started.
+// newosproc: starts an OS thread running fn(arg) (Go's newosproc
+// (os_linux.go:166)); false on failure. *out must stay put until the thread has
+// started.
 bool newosproc(void (*fn)(void*), void* arg, Thread* out);
 // threadjoin: waits for a thread started by newosproc to finish.
 void threadjoin(Thread t);
@@ -61,17 +67,18 @@ void threaddetach(Thread t);
 // Timer resolution of the calling thread for usleep.
 enum class TimerMode { kLowRes, kHighRes };
 // haveHighResTimer: reports whether kHighRes is available on this OS (on
-// Windows, the probe of Go's initHighResTimer, which osinit calls).
+// Windows, the probe of Go's initHighResTimer (os_windows.go:466), which osinit
+// calls).
 bool haveHighResTimer();
 // setThreadTimerMode: applies mode to the calling runtime thread (the
-// timer part of Go's minit); returns false if the OS refused.
+// timer part of Go's minit (os_linux.go:392)); returns false if the OS refused.
 bool setThreadTimerMode(TimerMode mode);
 // mdestroy: releases the calling runtime thread's per-M OS state (Windows:
-// its waitable timer) when the M ends (Go's mdestroy).
+// its waitable timer) when the M ends (Go's mdestroy (os_linux.go:410)).
 void mdestroy();
 // osRelax: true when every P is idle and sysmon sleeps long, or no Run is in
 // progress; false when work resumes. Windows gives back its 1 ms timer
-// period meanwhile; a no-op elsewhere (Go's osRelax).
+// period meanwhile; a no-op elsewhere (Go's osRelax (os_windows.go:426)).
 void osRelax(bool relax);
 // timerFallbacks: runtime threads so far that wanted kHighRes and sleep at
 // low resolution instead (no timer of their own, or it failed); only grows.
@@ -88,12 +95,12 @@ std::int64_t mappingsLeft();
 // installFaultHandler: on SIGSEGV/SIGBUS, calls onFault(address, sp) on the
 // thread's signal stack, sp being the faulting thread's stack pointer
 // (nullptr where the OS layer cannot tell); if it returns, the fault is not
-// the runtime's and takes its default action (Go's sighandler, for the one
-// case gort needs).
+// the runtime's and takes its default action (Go's sighandler
+// (signal_unix.go:608), for the one case gort needs).
 void installFaultHandler(void (*onFault)(void* addr, void* sp));
 // minitSignalStack / unminitSignalStack: give the calling thread an
 // alternate signal stack, so a fault on a full goroutine stack can still be
-// handled (Go's minitSignalStack).
+// handled (Go's minitSignalStack (signal_unix.go:1209)).
 void minitSignalStack();
 void unminitSignalStack();
 
@@ -104,16 +111,17 @@ std::int64_t gettid();
 // the OS cannot tell. For sysmon's blocked-thread warning only.
 int threadBlocked(std::int64_t tid);
 
-// writeErr: writes n bytes to standard error, unbuffered (Go's writeErr).
+// writeErr: writes n bytes to standard error, unbuffered (Go's writeErr
+// (write_err.go:11)).
 void writeErr(const char* s, std::size_t n);
 // writeFile: creates or truncates path and writes n bytes; false on error.
 bool writeFile(const char* path, const char* data, std::size_t n);
 // exit: ends the process at once with code (Go's exit).
 [[noreturn]] void exit(int code);
 // crash: ends the process with SIGABRT through any handler installed for
-// it (Go's crash, for GOTRACEBACK=crash).
+// it (Go's crash (signal_unix.go:951), for GOTRACEBACK=crash).
 [[noreturn]] void crash();
-// getenv: an environment variable or nullptr (Go's gogetenv).
+// getenv: an environment variable or nullptr (Go's gogetenv (env_posix.go:11)).
 const char* getenv(const char* name);
 
 }  // namespace gort::os

@@ -33,7 +33,7 @@ void osyield() { gort_osyield(); }
 
 void procyield(std::uint32_t cycles) { gort_procyield(cycles); }
 
-// futexsleep mirrors Go's futexsleep: FUTEX_WAIT_PRIVATE with a relative
+// futexsleep mirrors Go's futexsleep (os_linux.go:62): FUTEX_WAIT_PRIVATE with a relative
 // timeout; EINTR, EAGAIN and timeouts simply return to the caller's loop.
 void futexsleep(std::uint32_t* addr, std::uint32_t val, std::int64_t ns) {
   if (ns < 0) {
@@ -46,7 +46,7 @@ void futexsleep(std::uint32_t* addr, std::uint32_t val, std::int64_t ns) {
   gort_futex(addr, FUTEX_WAIT_PRIVATE, val, &ts, nullptr, 0);
 }
 
-// futexwakeup mirrors Go's futexwakeup.
+// futexwakeup mirrors Go's futexwakeup (os_linux.go:81).
 void futexwakeup(std::uint32_t* addr, std::uint32_t cnt) {
   gort_futex(addr, FUTEX_WAKE_PRIVATE, cnt, nullptr, nullptr, 0);
 }
@@ -57,7 +57,7 @@ std::int64_t nanotime() {
   return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
-// getproccount mirrors Go's getproccount: the affinity mask, not the
+// getproccount mirrors Go's getproccount (os_linux.go:97): the affinity mask, not the
 // machine's CPU count.
 int getproccount() {
   cpu_set_t set;
@@ -100,7 +100,7 @@ void* threadEntry(void* p) {
 }
 }  // namespace
 
-// newosproc mirrors Go's newosproc (pthread_create instead of clone).
+// newosproc mirrors Go's newosproc (os_linux.go:166) (pthread_create instead of clone).
 bool newosproc(void (*fn)(void*), void* arg, Thread* out) {
   pthread_attr_t attr;
   pthread_attr_init(&attr);

@@ -21,12 +21,12 @@
 // Both are counted (timerFallbacks, Stats.usleep_fallbacks; the runtime
 // prints them under GODEBUG=usleepdebug=1). The 1 ms period is a process
 // resource taken while any low-resolution M lives and released when none
-// does, when sysmon relaxes (osRelax: every P idle, Go's osRelax) and at
+// does, when sysmon relaxes (osRelax: every P idle, Go's osRelax (os_windows.go:426)) and at
 // the end of each Run, so an idle or finished program does not keep the
 // machine's timer interrupt at 1 kHz.
 //
 // System DLLs (winmm.dll for timeBeginPeriod, and the others resolved here)
-// are loaded from System32 only (loadSystemLib, Go's windowsLoadSystemLib),
+// are loaded from System32 only (loadSystemLib, Go's windowsLoadSystemLib (os_windows.go:228)),
 // never from the application's directory. The entry points the trampolines
 // call are resolved with GetProcAddress into gort_* globals, as Go's
 // runtime resolves its own. The calls the fault paths depend on go through
@@ -93,7 +93,7 @@ using WakeByAddressFn = VOID(WINAPI*)(PVOID);
 using TimePeriodFn = UINT(WINAPI*)(UINT);
 
 // Process-wide state set by osinit before any M runs.
-bool haveHighRes = false;                 // Go's haveHighResTimer
+bool haveHighRes = false;                 // Go's haveHighResTimer (os_windows.go:443)
 WaitOnAddressFn waitOnAddress = nullptr;  // kernelbase!WaitOnAddress
 WakeByAddressFn wakeOne = nullptr;        // kernelbase!WakeByAddressSingle
 WakeByAddressFn wakeAll = nullptr;        // kernelbase!WakeByAddressAll
@@ -127,7 +127,7 @@ bool realHaveSearchSystem32() {
   return k32 != nullptr && GetProcAddress(k32, "AddDllDirectory") != nullptr;
 }
 
-// loadSystemLib mirrors Go's windowsLoadSystemLib: a DLL from System32
+// loadSystemLib mirrors Go's windowsLoadSystemLib (os_windows.go:228): a DLL from System32
 // only, never from the application's directory or the current one (DLL
 // planting). Without LOAD_LIBRARY_SEARCH_SYSTEM32, or if LoadLibraryExW
 // rejects the flag, the DLL is loaded by its full path in the system
@@ -153,7 +153,7 @@ void* proc(const wchar_t* dll, const char* name) {
                       : reinterpret_cast<void*>(GetProcAddress(h, name));
 }
 
-// osinit mirrors the Windows half of Go's osinit (loadOptionalSyscalls and
+// osinit mirrors the Windows half of Go's osinit (os_windows.go:546) (loadOptionalSyscalls and
 // initHighResTimer): resolve the entry points, probe the timer.
 void osinit() {
   realNtWaitForSingleObject = proc(L"ntdll.dll", "NtWaitForSingleObject");
@@ -305,7 +305,7 @@ bool periodIsHeld() {
 
 }  // namespace windows_testing
 
-// usleep mirrors Go's usleep on Windows (systemstack(usleep1) is the
+// usleep mirrors Go's usleep (stubs2.go:21) on Windows (systemstack(usleep1) is the
 // caller's job: debug::Usleep switches to g0 first). A failed
 // SetWaitableTimer costs this sleep nothing: it is slept with usleep2, and
 // the M stays on that path with the 1 ms period held.
@@ -324,7 +324,7 @@ void usleep(std::uint32_t usec) {
 }
 
 // usleepOnSystemStack: Windows sleeps on the M's timer, from the M's own
-// stack (Go's systemstack(usleep1)).
+// stack (Go's systemstack (stubs.go:60)(usleep1)).
 bool usleepOnSystemStack() { return true; }
 
 void osyield() {
@@ -393,7 +393,7 @@ DWORD WINAPI threadEntry(LPVOID p) {
 }
 }  // namespace
 
-// newosproc mirrors Go's newosproc: the thread starts suspended so that its
+// newosproc mirrors Go's newosproc (os_windows.go:908): the thread starts suspended so that its
 // handle is stored before it can run (and exit, and be joined).
 bool newosproc(void (*fn)(void*), void* arg, Thread* out) {
   out->fn = fn;
@@ -420,7 +420,7 @@ bool haveHighResTimer() {
   return haveHighRes;
 }
 
-// setThreadTimerMode is the usleep half of Go's minit: the M's own
+// setThreadTimerMode is the usleep half of Go's minit (os_windows.go:974): the M's own
 // high-resolution timer, or the low-resolution path with the 1 ms period.
 // Returns false if the M wanted its timer and could not create one: it then
 // sleeps at low resolution (counted in timerFallbacks).
@@ -444,7 +444,7 @@ bool setThreadTimerMode(TimerMode mode) {
   return true;
 }
 
-// mdestroy mirrors Go's mdestroy: the M's timer is closed only when the M
+// mdestroy mirrors Go's mdestroy (os_windows.go:1040): the M's timer is closed only when the M
 // ends, not when it merely parks; a low-resolution M gives up its share of
 // the 1 ms period.
 void mdestroy() {
@@ -464,7 +464,7 @@ void mdestroy() {
   g0Lo = g0Hi = 0;
 }
 
-// osRelax mirrors Go's osRelax: with every P idle (sysmon about to sleep
+// osRelax mirrors Go's osRelax (os_windows.go:426): with every P idle (sysmon about to sleep
 // long) or no Run in progress, the 1 ms period is given back; it is taken
 // again when work resumes. A no-op while no low-resolution M lives.
 void osRelax(bool relax) {

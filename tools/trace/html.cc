@@ -32,6 +32,7 @@ header h1{font-size:16px;margin:0 0 4px}
 .slice.syscall{background:#e67e22;top:6px;height:14px}
 .slice.parked{background:#b0bec5;top:9px;height:8px}
 .slice.usleep{background:#8e44ad;top:6px;height:14px}
+.slice.spinning{background:#f1c40f;top:9px;height:8px}
 .event{position:absolute;top:0;width:2px;height:26px;background:#c0392b;z-index:1}
 .event.GoCreate{background:#27ae60}.event.GoUnblock{background:#2980b9}
 .event.ProcRetake{background:#d35400;width:3px}.event.Steal{background:#16a085}
@@ -118,6 +119,7 @@ std::string SliceDiv(const Event& e, double total) {
   std::string cls = e.cat == "goroutine" ? "goroutine"
                     : e.cat == "syscall" ? "syscall"
                     : e.cat == "MPark"   ? "parked"
+                    : e.cat == "spinning" ? "spinning"
                                          : "usleep";
   std::string style = "left:" + Pct(100 * e.ts / total) +
                       ";width:" + Pct(100 * e.dur / total);
@@ -156,6 +158,7 @@ std::string Legend() {
          "</i>goroutine running</span><span><i style=\"background:#e67e22\">"
          "</i>syscall</span><span><i style=\"background:#b0bec5\"></i>M parked"
          "</span><span><i style=\"background:#8e44ad\"></i>usleep</span>"
+         "<span><i style=\"background:#f1c40f\"></i>M spinning</span>"
          "<span><i style=\"background:#2980b9\"></i>unblock</span><span>"
          "<i style=\"background:#c0392b\"></i>block</span><span><i style=\""
          "background:#d35400\"></i>retake</span><span><i style=\"background:"

@@ -119,6 +119,11 @@ void AddEvent(Summary* s, const Event& e, std::set<std::int64_t>* gs) {
     s->stolen += static_cast<std::int64_t>(e.args.NumOr("count", 0));
   }
   if (c == "MPark") s->m_parks++;
+  if (c == "spinning") {
+    s->spins++;
+    s->spin_ns += e.dur * 1000;
+    if (e.args.Str("end") == "found work") s->spins_found++;
+  }
   if (c == "NetpollBlock") s->netpoll_blocks++;
   if (c == "NetpollWake") {
     s->netpoll_wakes++;
@@ -182,6 +187,9 @@ std::string FormatSummary(const Summary& s) {
        I(s.preempt_requests) + " preemption requests, " + I(s.preempted) +
        " goroutines preempted\n";
   o += "steals: " + I(s.steals) + " (" + I(s.stolen) + " goroutines moved)\n";
+  o += "spinning: " + I(s.spins) + " spells (" + I(s.spins_found) +
+       " found work, " + I(s.spins - s.spins_found) + " did not), " +
+       Fmt("%.3f ms spinning\n", s.spin_ns / 1e6);
   o += "M parks: " + I(s.m_parks) + "\n";
   if (s.netpoll_blocks + s.netpoll_wakes > 0) {
     o += "netpoll: " + I(s.netpoll_blocks) + " blocking polls, " +

@@ -72,6 +72,9 @@ struct Summary {
   std::int64_t steals = 0;
   std::int64_t stolen = 0;
   std::int64_t m_parks = 0;
+  std::int64_t spins = 0;       // spinning spells (SpinStart .. SpinStop)
+  std::int64_t spins_found = 0;  // ... that ended with work found
+  double spin_ns = 0;            // their total length
   std::int64_t netpoll_blocks = 0;  // NetpollBlock: an M waits in the poller
   std::int64_t netpoll_wakes = 0;   // NetpollWake: a poll found goroutines
   std::int64_t netpoll_ready = 0;   // goroutines those polls readied

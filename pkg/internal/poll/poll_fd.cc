@@ -71,7 +71,7 @@ void freeOps(fdImpl* fd) {
   fd->rop = fd->wop = nullptr;
 }
 
-// destroy mirrors Go's FD.destroy: the last reference closes the OS fd.
+// destroy mirrors Go's FD.destroy (internal/poll/fd_unix.go:74): the last reference closes the OS fd.
 void destroy(fdImpl* fd) {
   if (fd->pd != nullptr) {
     if (runtime::pollStale(fd->pd)) {
@@ -135,7 +135,7 @@ struct abandonGuard {
   }
 };
 
-// execIO mirrors Go's execIO (fd_windows.go): start() begins op; park
+// execIO mirrors Go's execIO (internal/poll/fd_windows.go:147) (fd_windows.go): start() begins op; park
 // until the poller reports its completion; on a deadline or Close, cancel it
 // and wait for the cancellation, since the OS owns the buffer until then.
 // An operation that completed despite the cancellation keeps its result.
@@ -159,7 +159,7 @@ int execIO(fdImpl* fd, os::IoOp* op, int mode, Start start, std::size_t* n,
   return res;
 }
 
-// rwSide: the read or the write side of mu, as Go's rwlock and rwunlock
+// rwSide: the read or the write side of mu, as Go's rwlock (internal/poll/fd_mutex.go:117) and rwunlock
 // pick it: the lock bit, one waiter's count, the waiters' mask and the
 // semaphore waiters sleep on.
 struct rwSideBits {
@@ -414,7 +414,7 @@ int fdShutdownWrite(fdImpl* fd) {
 int fdClose(fdImpl* fd) {
   if (!fd->mu.increfAndClose()) return kErrClosing;
   if (fd->pd != nullptr && !runtime::pollStale(fd->pd)) {
-    runtime::pollUnblock(fd->pd);  // Go's pd.evict
+    runtime::pollUnblock(fd->pd);  // Go's pd.evict (internal/poll/fd_poll_runtime.go:57)
   }
   decref(fd);
   // Wait for the last reference to close it (at once if there was none).

@@ -23,14 +23,15 @@ struct SockAddr;
 
 namespace gort::poll::internal {
 
-// Result codes beyond the OS ones of os/net_os.h (Go's ErrNetClosing,
-// ErrDeadlineExceeded).
+// Result codes beyond the OS ones of os/net_os.h (Go's ErrNetClosing
+// (internal/poll/fd.go:31), ErrDeadlineExceeded).
 inline constexpr int kErrClosing = -1;
 inline constexpr int kErrTimeout = -2;
 inline constexpr int kErrCanceled = -3;  // Go's net errCanceled
 
-// fdMutex mirrors Go's fdMutex: a reference count, a read lock and a write
-// lock in one word, so Close can wait for every operation in flight.
+// fdMutex mirrors Go's fdMutex (internal/poll/fd_mutex.go:12): a reference
+// count, a read lock and a write lock in one word, so Close can wait for every
+// operation in flight.
 struct fdMutex {
   std::atomic<std::uint64_t> state{0};
   std::uint32_t rsema = 0;
@@ -43,13 +44,14 @@ struct fdMutex {
   bool rwunlock(bool read);  // true if the last ref after close
 };
 
-// fdImpl mirrors Go's poll.FD.
+// fdImpl mirrors Go's poll.FD (internal/poll/fd_unix.go:18).
 struct fdImpl {
   fdMutex mu;
   std::intptr_t sysfd = -1;
   runtime::pollDesc* pd = nullptr;  // nullptr: not pollable (blocking calls)
   os::IoOp* rop = nullptr;  // completion model: the read / accept operation
-  os::IoOp* wop = nullptr;  // and the write / connect one (Go's FD.rop, wop)
+  os::IoOp* wop = nullptr;  // and the write / connect one (Go's FD.rop
+                            // (internal/poll/fd_windows.go:228), wop)
   std::uint32_t csema = 0;  // Close waits here for destroy
   bool isFile = true;       // errors say "file", not "network"
   // raise throws the owner's poll::Error for a failed call; it runs while
@@ -69,14 +71,16 @@ int fdWrite(fdImpl* fd, const void* buf, std::size_t len, std::size_t* n);
 int fdAccept(fdImpl* fd, std::intptr_t* nfd);
 // fdWaitWrite: parks until writable (connect's completion).
 int fdWaitWrite(fdImpl* fd);
-// fdConnectIO: connect by the completion model (Go's ConnectEx path in
-// net/fd_windows.go), parking until it completes or the write deadline.
+// fdConnectIO: connect by the completion model (Go's ConnectEx
+// (internal/poll/fd_windows.go:929) path in net/fd_windows.go), parking until
+// it completes or the write deadline.
 int fdConnectIO(fdImpl* fd, const os::SockAddr& sa);
 // fdSetDeadline: t as absolute nanotime (0 none, < 0 past) for mode bits.
 int fdSetDeadline(fdImpl* fd, std::int64_t t, int mode);
 // fdShutdownWrite: shutdown(SHUT_WR) under a reference.
 int fdShutdownWrite(fdImpl* fd);
-// fdClose mirrors Go's FD.Close: waits for operations in flight.
+// fdClose mirrors Go's FD.Close (internal/poll/fd_unix.go:93): waits for
+// operations in flight.
 int fdClose(fdImpl* fd);
 // fdFree releases a closed fdImpl, or closes it outright outside a Run.
 void fdFree(fdImpl* fd);

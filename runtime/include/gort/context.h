@@ -15,8 +15,8 @@
 
 namespace gort {
 
-// Why a Context is done (Go's Context.Err: nil, context.Canceled,
-// context.DeadlineExceeded).
+// Why a Context is done (Go's Context.Err (context/context.go:106): nil,
+// context.Canceled, context.DeadlineExceeded).
 enum class ContextError { kNone, kCanceled, kDeadlineExceeded };
 
 // Go's error text for e: "", "context canceled" or "context deadline

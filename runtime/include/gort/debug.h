@@ -6,8 +6,9 @@
 
 namespace gort::debug {
 
-// Calls the runtime's usleep on the calling thread (Go's usleep); inside Run
-// a goroutine's thread has the Run's UsleepMode applied.
+// Calls the runtime's usleep on the calling thread (Go's usleep
+// (stubs2.go:21)); inside Run a goroutine's thread has the Run's UsleepMode
+// applied.
 void Usleep(std::uint32_t usec);
 
 }  // namespace gort::debug

@@ -24,8 +24,9 @@ struct access;
 // net throws it, as Go's net wraps internal/poll's errors).
 using Error = poll::Error;
 
-// A stream connection (Go's net.Conn); move-only, closed by its destructor.
-// Close may run while other goroutines use it; the destructor may not.
+// A stream connection (Go's net.Conn (net/net.go:113)); move-only, closed by
+// its destructor. Close may run while other goroutines use it; the destructor
+// may not.
 class Conn {
  public:
   // An empty connection.
@@ -67,8 +68,8 @@ class Conn {
   internal::connImpl* impl_ = nullptr;
 };
 
-// A stream listener (Go's net.Listener); move-only, closed by its
-// destructor.
+// A stream listener (Go's net.Listener (net/net.go:384)); move-only, closed by
+// its destructor.
 class Listener {
  public:
   // An empty listener.
@@ -106,8 +107,8 @@ Conn Dial(std::string_view network, std::string_view address);
 // Dial that fails with a Timeout() error if not connected within timeout.
 Conn DialTimeout(std::string_view network, std::string_view address,
                  std::chrono::nanoseconds timeout);
-// Dial bounded by ctx (Go's Dialer.DialContext): its deadline is the
-// connect's, and cancelling it stops the connect with an "operation was
+// Dial bounded by ctx (Go's Dialer.DialContext (net/dial.go:376)): its deadline
+// is the connect's, and cancelling it stops the connect with an "operation was
 // canceled" error (a passed deadline: a Timeout() error).
 Conn DialContext(const Context& ctx, std::string_view network,
                  std::string_view address);

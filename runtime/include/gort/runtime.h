@@ -42,15 +42,15 @@ class Panic : public std::runtime_error {
 namespace internal {
 // Runs main as goroutine 1 on a fresh runtime; returns when main returns.
 void RunMain(Func main, const Options& options);
-// Starts fn as a new goroutine (Go's newproc).
+// Starts fn as a new goroutine (Go's newproc (proc.go:4094)).
 void NewProc(Func fn);
 // The same, recording pc (the Go call's return address) for "created by".
 void NewProc(Func fn, const void* pc);
-// Go's entersyscall, called before a syscall that may block briefly.
+// Go's entersyscall (proc.go:3678), called before a syscall that may block briefly.
 void EnterSyscall();
-// Go's entersyscallblock: hands the P off at once.
+// Go's entersyscallblock (proc.go:3712): hands the P off at once.
 void EnterSyscallBlock();
-// Go's exitsyscall: takes a P back or queues the goroutine and waits.
+// Go's exitsyscall (proc.go:3773): takes a P back or queues the goroutine and waits.
 void ExitSyscall();
 
 // Runs fn between enter() and ExitSyscall(); an exception from fn propagates
@@ -117,7 +117,7 @@ void Sleep(std::chrono::nanoseconds d);
 int GOMAXPROCS(int n);
 
 // The calling goroutine's stack, and with all every other goroutine's, as
-// Go's runtime.Stack formats them; inside a Run only.
+// Go's runtime.Stack (mprof.go:1193) formats them; inside a Run only.
 std::string Stack(bool all);
 
 // Number of goroutines that exist, main included (runtime.NumGoroutine).
@@ -134,7 +134,7 @@ auto Syscall(F&& fn) -> std::invoke_result_t<F> {
 }
 
 // Like Syscall, but hands the P to another thread at once
-// (Go's entersyscallblock), for calls known to block.
+// (Go's entersyscallblock (proc.go:3712)), for calls known to block.
 template <class F>
 auto BlockingSyscall(F&& fn) -> std::invoke_result_t<F> {
   return internal::WrapSyscall(&internal::EnterSyscallBlock,

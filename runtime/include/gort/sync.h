@@ -106,8 +106,8 @@ class GORT_CAPABILITY("mutex") RWMutex {
 };
 
 namespace internal {
-// The waiters of a Cond (Go's notifyList): tickets handed out and tickets
-// notified; the waiting goroutines themselves are kept by the runtime.
+// The waiters of a Cond (Go's notifyList (sema.go:451)): tickets handed out and
+// tickets notified; the waiting goroutines themselves are kept by the runtime.
 struct notifyList {
   std::atomic<std::uint32_t> wait{0};    // Next ticket to hand out.
   std::atomic<std::uint32_t> notify{0};  // Next ticket to notify.
@@ -131,7 +131,7 @@ class Cond {
   void Signal();
   // Wakes every goroutine waiting on this Cond.
   void Broadcast();
-  // The Mutex given to the constructor (Go's c.L).
+  // The Mutex given to the constructor (Go's c.L (sync/cond.go:40)).
   Mutex* L() const { return l_; }
 
  private:

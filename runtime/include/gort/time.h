@@ -33,10 +33,10 @@ void timerUnref(timerObj* t);
 // returns it with one reference for the caller.
 timerObj* startTimer(hchan* c, std::int64_t d, std::int64_t period,
                      TimerFunc fn);
-// Stops t; true if it was pending (Go's stopTimer).
+// Stops t; true if it was pending (Go's stopTimer (time.go:222)).
 bool stopTimer(timerObj* t);
 // Re-arms t to fire after d ns (then every period ns if period > 0); true
-// if it was pending (Go's resetTimer / modTimer).
+// if it was pending (Go's resetTimer (time.go:231) / modTimer).
 bool resetTimer(timerObj* t, std::int64_t d, std::int64_t period);
 
 // A counted handle to a runtime timer, shared by Timer and Ticker.

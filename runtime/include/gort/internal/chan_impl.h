@@ -31,7 +31,7 @@ inline constexpr ElemOps kElemOps = {
     [](void* p) { static_cast<T*>(p)->~T(); },
 };
 
-// The runtime's channel (Go's hchan); defined in runtime/chan.h.
+// The runtime's channel (Go's hchan (chan.go:33)); defined in runtime/chan.h.
 struct hchan;
 
 // makechan: make(chan T, size); panics on a size out of range.
@@ -50,7 +50,7 @@ void closechan(hchan* c);
 std::size_t chanlen(hchan* c);
 std::size_t chancap(hchan* c);
 
-// One case of a select (Go's scase): elem is the value to send, or raw
+// One case of a select (Go's scase (select.go:20)): elem is the value to send, or raw
 // storage to receive into.
 struct scase {
   hchan* c;
