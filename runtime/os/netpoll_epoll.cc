@@ -64,7 +64,7 @@ int waitMs(std::int64_t delay) {
   if (delay < 0) return -1;
   if (delay == 0) return 0;
   if (delay < 1'000'000) return 1;
-  if (delay < 1'000'000'000'000) return static_cast<int>(delay / 1'000'000);
+  if (delay < 1'000'000'000'000'000) return static_cast<int>(delay / 1'000'000);
   return 1'000'000'000;  // about 11.5 days, as Go
 }
 
@@ -202,7 +202,10 @@ std::int32_t netpoll(std::int64_t delay, bool highRes, PollEvent* out,
     if (mode == 0) continue;
     out[k].key = ev.data.u64;
     out[k].mode = mode;
-    out[k].err = (ev.events & EPOLLERR) != 0;
+    // Only an error and nothing else marks the descriptor (Go's
+    // setEventErr(ev.events == EPOLLERR)); a reset peer also reports
+    // EPOLLIN | EPOLLHUP, and its data must still be read.
+    out[k].err = ev.events == EPOLLERR;
     k++;
   }
   return k;
