@@ -134,13 +134,18 @@ target resolve(const std::string& op, const std::string& net,
   if (!splitHostPort(address, &host, &port, &why)) {
     throw addrError(op, net, addr, why);
   }
+  // Go's parsePort: empty is port 0, a name is looked up ("http": 80).
   char* end = nullptr;
-  long p = port.empty() ? -1 : std::strtol(port.c_str(), &end, 10);
-  if (port.empty() || *end != '\0') throw addrError(op, net, port, "unknown port");
+  long p = port.empty() ? 0 : std::strtol(port.c_str(), &end, 10);
+  if (!port.empty() && *end != '\0') {
+    p = BlockingSyscall([&] { return os::lookupPort(port); });
+    if (p < 0) throw addrError(op, net, port, "unknown port");
+  }
   if (p < 0 || p > 65535) throw addrError(op, net, port, "invalid port");
   bool want4 = net != "tcp6", want6 = net != "tcp4";
   unsigned char ip[16] = {};
   bool v4 = true;
+  std::uint32_t zone = 0;
   if (host.empty()) {
     v4 = want4;  // every address: 0.0.0.0 or ::
     if (!listening) {
@@ -152,7 +157,7 @@ target resolve(const std::string& op, const std::string& net,
     v4 = want4;
     if (v4) ip[0] = 127, ip[3] = 1;
     else ip[15] = 1;
-  } else if (!os::parseIP(host, ip, &v4)) {
+  } else if (!os::parseIP(host, ip, &v4, &zone)) {
     int err = BlockingSyscall(
         [&] { return os::lookupHost(host, want4, want6, ip, &v4); });
     if (err != 0) {
@@ -164,7 +169,7 @@ target resolve(const std::string& op, const std::string& net,
     throw addrError(op, net, host, "no suitable address found");
   }
   t.family = v4 ? os::Family::kInet4 : os::Family::kInet6;
-  os::sockaddrInet(ip, v4, static_cast<int>(p), &t.sa);
+  os::sockaddrInet(ip, v4, static_cast<int>(p), &t.sa, zone);
   t.text = os::sockaddrString(t.sa);
   return t;
 }
@@ -192,24 +197,23 @@ pi::fdImpl* newSocket(const std::string& op, const std::string& net,
     os::fdClose(s);
     throw opError(op, net, "", t.text, "socket", err);
   }
+  // Go's setDefaultSockopts: "tcp6" is IPv6 only, "tcp" on [::] both.
+  if (t.family == os::Family::kInet6) os::sockV6Only(s, net == "tcp6");
   return fd;
 }
 
-// connect mirrors Go's netFD.connect; returns 0 or a code.
-int connect(pi::fdImpl* fd, const target& t, std::int64_t deadline,
-            const char** syscall) {
+// connect mirrors Go's netFD.connect (the caller has set the deadline);
+// returns 0 or a code.
+int connect(pi::fdImpl* fd, const target& t, const char** syscall) {
   *syscall = "connect";
   if (os::ioCompletion()) {  // Windows: ConnectEx on the write operation
-    if (deadline != 0) pi::fdSetDeadline(fd, deadline, os::kPollWrite);
     int err = pi::fdConnectIO(fd, t.sa);
     if (err == pi::kErrTimeout || err == pi::kErrClosing) *syscall = nullptr;
-    if (err == 0 && deadline != 0) pi::fdSetDeadline(fd, 0, os::kPollWrite);
     return err;
   }
   int err = os::sockConnect(fd->sysfd, t.sa);
   if (err == 0) return 0;
   if (err != os::kErrInProgress) return err;
-  if (deadline != 0) pi::fdSetDeadline(fd, deadline, os::kPollWrite);
   for (;;) {
     if (int werr = pi::fdWaitWrite(fd)) {
       *syscall = nullptr;
@@ -229,7 +233,6 @@ int connect(pi::fdImpl* fd, const target& t, std::int64_t deadline,
     if (os::sockConnect(fd->sysfd, t.sa) == os::kErrInProgress) continue;
     return soerr;
   }
-  if (deadline != 0) pi::fdSetDeadline(fd, 0, os::kPollWrite);
   return 0;
 }
 
@@ -259,6 +262,9 @@ Conn dial(std::string_view network, std::string_view address,
   if (int cerr = ctxErr(ctx)) throw opError("dial", net, "", t.text, nullptr, cerr);
   pi::fdImpl* fd = newSocket("dial", net, t);
   const char* syscall = nullptr;
+  // The deadline first, then the interrupter (Go's netFD.connect): set
+  // after, the deadline would overwrite a cancel that came in between.
+  if (deadline != 0) pi::fdSetDeadline(fd, deadline, os::kPollWrite);
   std::function<bool()> stop;
   auto interrupted = std::make_shared<gort::WaitGroup>();
   if (ctx != nullptr && ctx->Done()) {
@@ -268,7 +274,7 @@ Conn dial(std::string_view network, std::string_view address,
       interrupted->Done();
     });
   }
-  int err = connect(fd, t, deadline, &syscall);
+  int err = connect(fd, t, &syscall);
   if (stop && !stop()) {
     // ctx ended during the connect: the dial fails even if it connected
     // (Go's connect does too), once the interrupter is done with fd.
@@ -280,6 +286,7 @@ Conn dial(std::string_view network, std::string_view address,
     pi::fdFree(fd);
     throw opError("dial", net, "", t.text, syscall, err);
   }
+  if (deadline != 0) pi::fdSetDeadline(fd, 0, os::kPollWrite);
   if (t.family != os::Family::kUnix) os::sockNoDelay(fd->sysfd);
   connImpl* c = newConn(fd);
   c->net = net;
@@ -460,7 +467,7 @@ Listener Listen(std::string_view network, std::string_view address) {
   }
   if (int err = os::sockListen(fd->sysfd)) {
     pi::fdFree(fd);
-    if (!inet) os::unlinkPath(t.text);
+    if (!inet && t.text[0] != '@') os::unlinkPath(t.text);
     throw opError("listen", net, "", t.text, "listen", err);
   }
   auto* l = new listenerImpl;
@@ -469,7 +476,7 @@ Listener Listen(std::string_view network, std::string_view address) {
   fd->raise = raiseListener;
   l->net = net;
   l->addr = inet ? localName(fd->sysfd) : t.text;
-  if (!inet) l->unlink = t.text;
+  if (!inet && t.text[0] != '@') l->unlink = t.text;  // not abstract
   return internal::access::listener(l);
 }
 
@@ -480,14 +487,10 @@ Conn Dial(std::string_view network, std::string_view address) {
 Conn DialTimeout(std::string_view network, std::string_view address,
                  std::chrono::nanoseconds timeout) {
   pi::checkInRun("net::DialTimeout");
+  // Go's Dialer.Timeout: zero or less means no timeout.
+  if (timeout.count() <= 0) return dial(network, address, 0);
   std::int64_t deadline = pi::fdDeadline(std::chrono::steady_clock::now() +
                                          timeout);
-  if (timeout.count() <= 0) deadline = -1;
-  std::string net(network);
-  if (deadline < 0) {
-    target t = resolve("dial", net, address, false);
-    throw opError("dial", net, "", t.text, nullptr, pi::kErrTimeout);
-  }
   return dial(network, address, deadline);
 }
 

@@ -232,6 +232,11 @@ int fdWrite(std::intptr_t fd, const void* buf, std::size_t len,
   return 0;
 }
 
+int sockWrite(std::intptr_t fd, const void* buf, std::size_t len,
+              std::size_t* n) {
+  return fdWrite(fd, buf, len, n);  // Winsock raises no SIGPIPE
+}
+
 int sockSocket(Family f, std::intptr_t* fd) {
   if (f == Family::kUnix) return kErrNotSupported;
   SOCKET s;
@@ -280,6 +285,23 @@ int sockNoDelay(std::intptr_t fd) {
              ? lastErr()
              : 0;
 }
+
+int sockV6Only(std::intptr_t fd, bool on) {
+  DWORD v = on ? 1 : 0;
+  return setsockopt(sockOf(fd), IPPROTO_IPV6, IPV6_V6ONLY,
+                    reinterpret_cast<const char*>(&v), sizeof v) != 0
+             ? lastErr()
+             : 0;
+}
+
+// zoneIndex / zoneName: numeric zones only on Windows for now.
+std::uint32_t zoneIndex(const std::string& zone) {
+  char* end = nullptr;
+  unsigned long n = std::strtoul(zone.c_str(), &end, 10);
+  return *end == '\0' ? static_cast<std::uint32_t>(n) : 0;
+}
+
+std::string zoneName(std::uint32_t index) { return std::to_string(index); }
 
 int sockShutdownWrite(std::intptr_t fd) {
   return shutdown(sockOf(fd), SD_SEND) != 0 ? lastErr() : 0;

@@ -60,6 +60,7 @@ int convertErr(int res) {
   switch (res) {
     case runtime::pollErrClosing: return kErrClosing;
     case runtime::pollErrTimeout: return kErrTimeout;
+    case runtime::pollErrNotPollable: return kErrNotPollable;
     default: return res == runtime::pollNoError ? 0 : kErrClosing;
   }
 }
@@ -339,12 +340,14 @@ int fdWrite(fdImpl* fd, const void* buf, std::size_t len, std::size_t* n) {
     std::size_t max = len - *n > kMaxRW ? kMaxRW : len - *n;
     std::size_t w = 0;
     int err;
+    // A socket of net: send(MSG_NOSIGNAL); a file: a SIGPIPE-safe write.
+    auto write1 = fd->isFile ? os::fdWrite : os::sockWrite;
     if (fd->pd == nullptr) {
       runtime::entersyscall();
-      err = os::fdWrite(fd->sysfd, p + *n, max, &w);
+      err = write1(fd->sysfd, p + *n, max, &w);
       runtime::exitsyscall();
     } else {
-      err = os::fdWrite(fd->sysfd, p + *n, max, &w);
+      err = write1(fd->sysfd, p + *n, max, &w);
     }
     *n += w;
     if (*n == len) return 0;
@@ -399,9 +402,10 @@ int fdConnectIO(fdImpl* fd, const os::SockAddr& sa) {
 
 int fdSetDeadline(fdImpl* fd, std::int64_t t, int mode) {
   if (!fd->mu.incref()) return kErrClosing;
-  if (fd->pd != nullptr) runtime::pollSetDeadline(fd->pd, t, mode);
+  bool pollable = fd->pd != nullptr;
+  if (pollable) runtime::pollSetDeadline(fd->pd, t, mode);
   decref(fd);
-  return 0;
+  return pollable ? 0 : kErrNoDeadline;  // Go's ErrNoDeadline
 }
 
 int fdShutdownWrite(fdImpl* fd) {
@@ -462,6 +466,8 @@ std::string errText(int code, bool isFile) {
   }
   if (code == kErrTimeout) return "i/o timeout";
   if (code == kErrCanceled) return "operation was canceled";
+  if (code == kErrNotPollable) return "not pollable";
+  if (code == kErrNoDeadline) return "file type does not support deadline";
   return os::errstr(code);
 }
 

@@ -28,6 +28,8 @@ namespace gort::poll::internal {
 inline constexpr int kErrClosing = -1;
 inline constexpr int kErrTimeout = -2;
 inline constexpr int kErrCanceled = -3;  // Go's net errCanceled
+inline constexpr int kErrNotPollable = -4;  // Go's ErrNotPollable
+inline constexpr int kErrNoDeadline = -5;   // Go's ErrNoDeadline
 
 // fdMutex mirrors Go's fdMutex: a reference count, a read lock and a write
 // lock in one word, so Close can wait for every operation in flight.

@@ -103,7 +103,8 @@ class Listener {
 Listener Listen(std::string_view network, std::string_view address);
 // Connects to address on network, parking until connected or refused.
 Conn Dial(std::string_view network, std::string_view address);
-// Dial that fails with a Timeout() error if not connected within timeout.
+// Dial that fails with a Timeout() error if not connected within timeout
+// (zero or less: no timeout, as Go's Dialer.Timeout).
 Conn DialTimeout(std::string_view network, std::string_view address,
                  std::chrono::nanoseconds timeout);
 // Dial bounded by ctx (Go's Dialer.DialContext): its deadline is the
