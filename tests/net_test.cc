@@ -15,6 +15,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
@@ -1203,6 +1204,144 @@ TEST_F(NetTest, AbstractUnixSocket) {
     EXPECT_EQ(ReadFull(c, buf, 2), 2u);
     c.Close();
   });
+}
+
+// Error::code() is portable (generic category), and a Write that fails part
+// way says how much went out.
+TEST_F(NetTest, ErrorCodeAndPartialWrite) {
+  gort::Run([] {
+    Listener ln = gort::net::Listen("tcp", "127.0.0.1:0");
+    std::string addr = ln.Addr();
+    ln.Close();
+    try {
+      gort::net::Dial("tcp", addr);
+      ADD_FAILURE() << "dialled a closed port";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), std::errc::connection_refused) << e.what();
+    }
+    Pair p;
+    std::string big(64 << 20, 'x');
+    gort::Chan<int> done = gort::MakeChan<int>(1);
+    gort::Go([&p, &big, done]() mutable {
+      try {
+        p.a.Write(big.data(), big.size());
+        ADD_FAILURE() << "64 MiB went into an unread socket";
+      } catch (const Error& e) {
+        EXPECT_TRUE(e.Timeout()) << e.what();
+        EXPECT_EQ(e.code(), std::errc::timed_out) << e.what();
+        EXPECT_GT(e.Written(), 0u);
+        EXPECT_LT(e.Written(), big.size());
+      }
+      done.Send(1);
+    });
+    LetOthersPark();  // the writer filled the socket and is parked
+    p.a.SetWriteDeadline(Clock::now() - 1s);
+    done.Recv();
+  }, Procs(1));
+}
+
+// Listener::SetDeadline: Accept times out, and clearing it lets Accept on.
+TEST_F(NetTest, ListenerDeadline) {
+  gort::Run([] {
+    Listener ln = gort::net::Listen("tcp", "127.0.0.1:0");
+    ln.SetDeadline(Clock::now() + 10ms);
+    try {
+      ln.Accept();
+      ADD_FAILURE() << "accepted nothing";
+    } catch (const Error& e) {
+      EXPECT_TRUE(e.Timeout()) << e.what();
+    }
+    ln.SetDeadline(Clock::time_point{});
+    Conn c = gort::net::Dial("tcp", ln.Addr());
+    EXPECT_TRUE(ln.Accept().Valid());
+  });
+}
+
+// The descriptor of this process's socket bound to local address addr.
+int FdOfLocalAddr(const std::string& addr) {
+  for (int fd = 3; fd < 4096; fd++) {
+    sockaddr_in sa{};
+    socklen_t len = sizeof sa;
+    if (getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len) != 0 ||
+        sa.sin_family != AF_INET) {
+      continue;
+    }
+    char buf[INET_ADDRSTRLEN];
+    inet_ntop(AF_INET, &sa.sin_addr, buf, sizeof buf);
+    if (std::string(buf) + ":" + std::to_string(ntohs(sa.sin_port)) == addr) {
+      int type = 0;
+      socklen_t tl = sizeof type;
+      getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl);
+      if (type == SOCK_STREAM) return fd;
+    }
+  }
+  return -1;
+}
+
+int IntOpt(int fd, int level, int opt) {
+  int v = -1;
+  socklen_t len = sizeof v;
+  getsockopt(fd, level, opt, &v, &len);
+  return v;
+}
+
+// Go's TCP defaults (no delay, keep-alive every 15 s) and the setters.
+TEST_F(NetTest, TCPOptions) {
+  gort::Run([] {
+    Pair p;
+    int fd = FdOfLocalAddr(p.a.LocalAddr());
+    ASSERT_GE(fd, 0);
+    EXPECT_EQ(IntOpt(fd, IPPROTO_TCP, TCP_NODELAY), 1);
+    EXPECT_EQ(IntOpt(fd, SOL_SOCKET, SO_KEEPALIVE), 1);
+    EXPECT_EQ(IntOpt(fd, IPPROTO_TCP, TCP_KEEPIDLE), 15);
+    EXPECT_EQ(IntOpt(fd, IPPROTO_TCP, TCP_KEEPINTVL), 15);
+    int afd = FdOfLocalAddr(p.b.LocalAddr());  // the accepted end too
+    if (afd == fd) afd = -1;
+    p.a.SetNoDelay(false);
+    p.a.SetKeepAlive(false);
+    EXPECT_EQ(IntOpt(fd, IPPROTO_TCP, TCP_NODELAY), 0);
+    EXPECT_EQ(IntOpt(fd, SOL_SOCKET, SO_KEEPALIVE), 0);
+    p.a.SetKeepAlivePeriod(29500ms);
+    EXPECT_EQ(IntOpt(fd, IPPROTO_TCP, TCP_KEEPIDLE), 30);
+    p.a.SetReadBuffer(1 << 16);
+    EXPECT_GE(IntOpt(fd, SOL_SOCKET, SO_RCVBUF), 1 << 16);
+    p.a.SetWriteBuffer(1 << 16);
+    EXPECT_GE(IntOpt(fd, SOL_SOCKET, SO_SNDBUF), 1 << 16);
+    p.a.SetLinger(0);
+    linger l{};
+    socklen_t len = sizeof l;
+    getsockopt(fd, SOL_SOCKET, SO_LINGER, &l, &len);
+    EXPECT_EQ(l.l_onoff, 1);
+    EXPECT_EQ(l.l_linger, 0);
+    p.a.Close();
+    try {
+      p.a.SetNoDelay(true);
+      ADD_FAILURE() << "set an option on a closed Conn";
+    } catch (const Error& e) {
+      EXPECT_TRUE(e.Closed()) << e.what();
+    }
+    char c;
+    try {
+      p.b.Read(&c, 1);  // the linger-0 close reset the connection
+      ADD_FAILURE() << "read after a reset";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), std::errc::connection_reset) << e.what();
+    }
+  });
+}
+
+TEST_F(NetTest, SplitAndJoinHostPort) {
+  using gort::net::JoinHostPort;
+  using gort::net::SplitHostPort;
+  EXPECT_EQ(SplitHostPort("example.com:80"),
+            std::make_pair(std::string("example.com"), std::string("80")));
+  EXPECT_EQ(SplitHostPort("[::1]:http"),
+            std::make_pair(std::string("::1"), std::string("http")));
+  EXPECT_EQ(SplitHostPort(":0"), std::make_pair(std::string(), std::string("0")));
+  EXPECT_THROW(SplitHostPort("::1:80"), Error);
+  EXPECT_THROW(SplitHostPort("example.com"), Error);
+  EXPECT_EQ(JoinHostPort("::1", "80"), "[::1]:80");
+  EXPECT_EQ(JoinHostPort("127.0.0.1", "80"), "127.0.0.1:80");
 }
 #endif  // !defined(_WIN32)
 

@@ -63,12 +63,12 @@ Error plainError(const std::string& msg) { return Error(msg, false, false, 0); }
 // opError mirrors Go's OpError.Error: "op net [src->]addr: [syscall: ]err".
 Error opError(const std::string& op, const std::string& net,
               const std::string& src, const std::string& addr,
-              const char* syscall, int code) {
+              const char* syscall, int code, std::size_t n = 0) {
   std::string s = op + " " + net;
   if (!src.empty()) s += " " + src + "->" + addr;
   else if (!addr.empty()) s += " " + addr;
   if (code > 0 && syscall != nullptr) s += std::string(": ") + syscall;
-  return pi::makeError(s, code, false);
+  return pi::makeError(s, code, false, n);
 }
 
 struct target {
@@ -238,6 +238,14 @@ int connect(pi::fdImpl* fd, const target& t, const char** syscall) {
 
 connImpl* newConn(pi::fdImpl* fd);
 
+// tcpDefaults: Go's options for a new TCP connection: no Nagle delay,
+// keep-alive probes after 15 s idle, every 15 s.
+void tcpDefaults(std::intptr_t fd) {
+  os::sockNoDelay(fd);
+  os::sockKeepAlive(fd, true);
+  os::sockKeepAlivePeriod(fd, 15);
+}
+
 // ctxErr: the code a dial bounded by ctx fails with once ctx is done (Go's
 // mapErr: context.Canceled reads "operation was canceled", a passed
 // deadline "i/o timeout"); 0 while ctx is live.
@@ -287,7 +295,7 @@ Conn dial(std::string_view network, std::string_view address,
     throw opError("dial", net, "", t.text, syscall, err);
   }
   if (deadline != 0) pi::fdSetDeadline(fd, 0, os::kPollWrite);
-  if (t.family != os::Family::kUnix) os::sockNoDelay(fd->sysfd);
+  if (t.family != os::Family::kUnix) tcpDefaults(fd->sysfd);
   connImpl* c = newConn(fd);
   c->net = net;
   c->laddr = localName(fd->sysfd);
@@ -303,15 +311,17 @@ connImpl* needConn(connImpl* c, const char* op) {
   return c;
 }
 
-Error connError(const connImpl* c, const char* op, int code) {
-  return opError(op, c->net, c->laddr, c->raddr, op, code);
+Error connError(const connImpl* c, const char* op, int code,
+                std::size_t n = 0) {
+  return opError(op, c->net, c->laddr, c->raddr, op, code, n);
 }
 
 // raiseConn / raiseListener: the fdImpl's raise for a Conn and a Listener.
-void raiseConn(const void* owner, const char* op, int code) {
-  throw connError(static_cast<const connImpl*>(owner), op, code);
+void raiseConn(const void* owner, const char* op, int code, std::size_t n) {
+  throw connError(static_cast<const connImpl*>(owner), op, code, n);
 }
-void raiseListener(const void* owner, const char* op, int code) {
+void raiseListener(const void* owner, const char* op, int code,
+                   std::size_t) {
   const auto* l = static_cast<const listenerImpl*>(owner);
   throw opError(op, l->net, "", l->addr, op, code);
 }
@@ -361,7 +371,7 @@ std::size_t Conn::Write(const void* buf, std::size_t n) {
   connImpl* c = needConn(impl_, "write");
   std::size_t put = 0;
   if (int err = pi::fdWrite(c->fd, buf, n, &put)) {
-    throw connError(c, "write", err);
+    throw connError(c, "write", err, put);
   }
   return put;
 }
@@ -386,6 +396,57 @@ void Conn::SetWriteDeadline(std::chrono::steady_clock::time_point t) {
   if (int err = pi::fdSetDeadline(c->fd, pi::fdDeadline(t), os::kPollWrite)) {
     throw connError(c, "set", err);
   }
+}
+
+namespace {
+// sockopt applies a socket option under a reference to c's descriptor
+// (Go's TCPConn setters: "set tcp a->b: setsockopt: <err>").
+template <class F>
+void sockopt(connImpl* c, F set) {
+  if (!pi::fdIncref(c->fd)) throw connError(c, "set", pi::kErrClosing);
+  int err = set(c->fd->sysfd);
+  pi::fdDecref(c->fd);
+  if (err != 0) {
+    throw opError("set", c->net, c->laddr, c->raddr, "setsockopt", err);
+  }
+}
+int keepAliveSecs(std::chrono::nanoseconds d) {
+  auto s = std::chrono::ceil<std::chrono::seconds>(d).count();
+  return s < 1 ? 1 : s > 1 << 20 ? 1 << 20 : static_cast<int>(s);
+}
+}  // namespace
+
+void Conn::SetNoDelay(bool on) {
+  sockopt(needConn(impl_, "set"),
+          [on](std::intptr_t fd) { return os::sockSetNoDelay(fd, on); });
+}
+
+void Conn::SetKeepAlive(bool on) {
+  sockopt(needConn(impl_, "set"),
+          [on](std::intptr_t fd) { return os::sockKeepAlive(fd, on); });
+}
+
+void Conn::SetKeepAlivePeriod(std::chrono::nanoseconds period) {
+  int secs = keepAliveSecs(period);
+  sockopt(needConn(impl_, "set"), [secs](std::intptr_t fd) {
+    return os::sockKeepAlivePeriod(fd, secs);
+  });
+}
+
+void Conn::SetLinger(int secs) {
+  sockopt(needConn(impl_, "set"),
+          [secs](std::intptr_t fd) { return os::sockLinger(fd, secs); });
+}
+
+void Conn::SetReadBuffer(int bytes) {
+  sockopt(needConn(impl_, "set"),
+          [bytes](std::intptr_t fd) { return os::sockBuffer(fd, true, bytes); });
+}
+
+void Conn::SetWriteBuffer(int bytes) {
+  sockopt(needConn(impl_, "set"), [bytes](std::intptr_t fd) {
+    return os::sockBuffer(fd, false, bytes);
+  });
 }
 
 void Conn::CloseWrite() {
@@ -431,7 +492,7 @@ Conn Listener::Accept() {
     os::fdClose(nfd);
     throw opError("accept", l->net, "", l->addr, "accept", err);
   }
-  if (l->net != "unix") os::sockNoDelay(nfd);
+  if (l->net != "unix") tcpDefaults(nfd);
   connImpl* c = newConn(fd);
   c->net = l->net;
   c->laddr = l->net == "unix" ? l->addr : localName(nfd);
@@ -454,6 +515,31 @@ void Listener::Close() {
 }
 
 std::string Listener::Addr() const { return impl_ ? impl_->addr : ""; }
+
+void Listener::SetDeadline(std::chrono::steady_clock::time_point t) {
+  pi::checkInRun("net::Listener::SetDeadline");
+  if (impl_ == nullptr) {
+    throw plainError("set: invalid argument (empty net::Listener)");
+  }
+  if (int err = pi::fdSetDeadline(impl_->fd, pi::fdDeadline(t),
+                                  os::kPollRead)) {
+    throw opError("set", impl_->net, "", impl_->addr, nullptr, err);
+  }
+}
+
+std::pair<std::string, std::string> SplitHostPort(std::string_view hostport) {
+  std::string host, port, why;
+  if (!splitHostPort(hostport, &host, &port, &why)) {
+    throw plainError("address " + std::string(hostport) + ": " + why);
+  }
+  return {host, port};
+}
+
+std::string JoinHostPort(std::string_view host, std::string_view port) {
+  std::string h(host);
+  if (h.find(':') != std::string::npos) h = "[" + h + "]";
+  return h + ":" + std::string(port);
+}
 
 Listener Listen(std::string_view network, std::string_view address) {
   pi::checkInRun("net::Listen");

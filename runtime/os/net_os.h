@@ -33,6 +33,9 @@ struct SockAddr {
 std::string errstr(int err);
 // osErrno: the OS errno for err (0 for the negative codes).
 int osErrno(int err);
+// genericErrno: the POSIX errno value of an OS error (the same on POSIX;
+// Windows maps WSAECONNREFUSED to ECONNREFUSED...), 0 if it has none.
+int genericErrno(int err);
 // isPermErr: err means the descriptor cannot be polled (epoll's EPERM).
 bool isPermErr(int err);
 
@@ -63,6 +66,16 @@ int sockConnect(std::intptr_t fd, const SockAddr& sa);
 int sockError(std::intptr_t fd, int* err);
 // sockNoDelay: TCP_NODELAY on (Go's default for TCP).
 int sockNoDelay(std::intptr_t fd);
+// sockKeepAlive: SO_KEEPALIVE on or off; sockKeepAlivePeriod: the idle time
+// and the probe interval in seconds (Go's setKeepAlivePeriod).
+int sockKeepAlive(std::intptr_t fd, bool on);
+int sockKeepAlivePeriod(std::intptr_t fd, int secs);
+// sockSetNoDelay: TCP_NODELAY on or off.
+int sockSetNoDelay(std::intptr_t fd, bool on);
+// sockLinger: SO_LINGER (secs < 0: off, the default).
+int sockLinger(std::intptr_t fd, int secs);
+// sockBuffer: SO_RCVBUF (read) or SO_SNDBUF.
+int sockBuffer(std::intptr_t fd, bool read, int bytes);
 // sockV6Only: IPV6_V6ONLY on or off (Go: on for "tcp6", off for "tcp").
 int sockV6Only(std::intptr_t fd, bool on);
 // lookupPort: a service name's TCP port ("http" -> 80; Go's LookupPort),

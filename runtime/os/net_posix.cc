@@ -57,6 +57,8 @@ int osErrno(int err) {
 
 bool isPermErr(int err) { return err == EPERM; }
 
+int genericErrno(int err) { return err > 0 ? err : 0; }
+
 int fdSetNonblock(std::intptr_t fd, bool on) {
   int fl = fcntl(fdOf(fd), F_GETFL);
   if (fl < 0) return errno;
@@ -187,6 +189,35 @@ int sockNoDelay(std::intptr_t fd) {
   return setsockopt(fdOf(fd), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) < 0
              ? errno
              : 0;
+}
+
+namespace {
+int setInt(std::intptr_t fd, int level, int opt, int v) {
+  return setsockopt(fdOf(fd), level, opt, &v, sizeof v) < 0 ? errno : 0;
+}
+}  // namespace
+
+int sockKeepAlive(std::intptr_t fd, bool on) {
+  return setInt(fd, SOL_SOCKET, SO_KEEPALIVE, on ? 1 : 0);
+}
+
+int sockKeepAlivePeriod(std::intptr_t fd, int secs) {
+  if (int err = setInt(fd, IPPROTO_TCP, TCP_KEEPINTVL, secs)) return err;
+  return setInt(fd, IPPROTO_TCP, TCP_KEEPIDLE, secs);
+}
+
+int sockSetNoDelay(std::intptr_t fd, bool on) {
+  return setInt(fd, IPPROTO_TCP, TCP_NODELAY, on ? 1 : 0);
+}
+
+int sockLinger(std::intptr_t fd, int secs) {
+  linger l{secs >= 0 ? 1 : 0, secs >= 0 ? secs : 0};
+  return setsockopt(fdOf(fd), SOL_SOCKET, SO_LINGER, &l, sizeof l) < 0 ? errno
+                                                                      : 0;
+}
+
+int sockBuffer(std::intptr_t fd, bool read, int bytes) {
+  return setInt(fd, SOL_SOCKET, read ? SO_RCVBUF : SO_SNDBUF, bytes);
 }
 
 int sockV6Only(std::intptr_t fd, bool on) {

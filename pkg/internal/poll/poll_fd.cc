@@ -107,8 +107,8 @@ struct unlocker {
 
 // fail hands a failed call's code to the owner's raise (which throws, the
 // reference still held), or returns it.
-int fail(fdImpl* fd, const char* op, int err) {
-  if (err != 0 && fd->raise != nullptr) fd->raise(fd->owner, op, err);
+int fail(fdImpl* fd, const char* op, int err, std::size_t n = 0) {
+  if (err != 0 && fd->raise != nullptr) fd->raise(fd->owner, op, err, n);
   return err;
 }
 
@@ -323,8 +323,8 @@ static int writeIO(fdImpl* fd, const unsigned char* p, std::size_t len,
         fd, op, os::kPollWrite, [&] { return os::ioSend(op, p + *n, max); },
         &w, nullptr);
     *n += w;
-    if (err != 0) return fail(fd, "write", err);
-    if (w == 0) return fail(fd, "write", 5);  // EIO: io.ErrUnexpectedEOF
+    if (err != 0) return fail(fd, "write", err, *n);
+    if (w == 0) return fail(fd, "write", 5, *n);  // EIO: io.ErrUnexpectedEOF
   }
   return 0;
 }
@@ -354,8 +354,8 @@ int fdWrite(fdImpl* fd, const void* buf, std::size_t len, std::size_t* n) {
     if (err == os::kErrAgain && fd->pd != nullptr) {
       if ((err = wait(fd, os::kPollWrite)) == 0) continue;
     }
-    if (err != 0) return fail(fd, "write", err);
-    if (w == 0) return fail(fd, "write", 5);  // EIO: io.ErrUnexpectedEOF
+    if (err != 0) return fail(fd, "write", err, *n);
+    if (w == 0) return fail(fd, "write", 5, *n);  // EIO: io.ErrUnexpectedEOF
   }
 }
 
@@ -407,6 +407,10 @@ int fdSetDeadline(fdImpl* fd, std::int64_t t, int mode) {
   decref(fd);
   return pollable ? 0 : kErrNoDeadline;  // Go's ErrNoDeadline
 }
+
+bool fdIncref(fdImpl* fd) { return fd->mu.incref(); }
+
+void fdDecref(fdImpl* fd) { decref(fd); }
 
 int fdShutdownWrite(fdImpl* fd) {
   if (!fd->mu.incref()) return kErrClosing;
@@ -471,10 +475,30 @@ std::string errText(int code, bool isFile) {
   return os::errstr(code);
 }
 
-poll::Error makeError(const std::string& prefix, int code, bool isFile) {
+// errorCode: the portable std::error_code for a code (generic category
+// where the OS error has a POSIX meaning).
+std::error_code errorCode(int code) {
+  if (code == kErrTimeout) return std::make_error_code(std::errc::timed_out);
+  if (code == kErrCanceled) {
+    return std::make_error_code(std::errc::operation_canceled);
+  }
+  if (code == kErrNoDeadline) {
+    return std::make_error_code(std::errc::not_supported);
+  }
+  if (code == os::kErrAgain || code == os::kErrInProgress || code > 0) {
+    int e = os::osErrno(code);
+    int g = os::genericErrno(e);
+    if (g > 0) return {g, std::generic_category()};
+    return {e, std::system_category()};
+  }
+  return {};
+}
+
+poll::Error makeError(const std::string& prefix, int code, bool isFile,
+                      std::size_t n) {
   return poll::Error(prefix + ": " + errText(code, isFile),
-                    code == kErrTimeout, code == kErrClosing,
-                    code > 0 ? os::osErrno(code) : 0);
+                     code == kErrTimeout, code == kErrClosing,
+                     code > 0 ? os::osErrno(code) : 0, errorCode(code), n);
 }
 
 }  // namespace gort::poll::internal
@@ -484,9 +508,10 @@ namespace gort::poll {
 using namespace gort::poll::internal;
 
 namespace {
-poll::Error ioError(const fdImpl* fd, const char* op, int code);
-void raiseFD(const void* owner, const char* op, int code) {
-  throw ioError(static_cast<const fdImpl*>(owner), op, code);
+poll::Error ioError(const fdImpl* fd, const char* op, int code,
+                    std::size_t n = 0);
+void raiseFD(const void* owner, const char* op, int code, std::size_t n) {
+  throw ioError(static_cast<const fdImpl*>(owner), op, code, n);
 }
 }  // namespace
 
@@ -523,10 +548,11 @@ fdImpl* need(fdImpl* fd, const char* op) {
   return fd;
 }
 // ioError: Go's *PathError "read fd 5: <syscall>: <text>"-like message.
-poll::Error ioError(const fdImpl* fd, const char* op, int code) {
+poll::Error ioError(const fdImpl* fd, const char* op, int code,
+                    std::size_t n) {
   std::string prefix = fdName(fd, op);
   if (code > 0) prefix += std::string(": ") + op;
-  return makeError(prefix, code, true);
+  return makeError(prefix, code, true, n);
 }
 }  // namespace
 
@@ -540,7 +566,9 @@ std::size_t FD::Read(void* buf, std::size_t n) {
 std::size_t FD::Write(const void* buf, std::size_t n) {
   fdImpl* fd = need(impl_, "write");
   std::size_t put = 0;
-  if (int err = fdWrite(fd, buf, n, &put)) throw ioError(fd, "write", err);
+  if (int err = fdWrite(fd, buf, n, &put)) {
+    throw ioError(fd, "write", err, put);
+  }
   return put;
 }
 

@@ -57,7 +57,9 @@ struct fdImpl {
   // raise throws the owner's poll::Error for a failed call; it runs while
   // the call still holds its reference, so Close (and the owner's
   // destructor) cannot free what the message is built from meanwhile.
-  void (*raise)(const void* owner, const char* op, int code) = nullptr;
+  // n: the bytes a write got out before failing.
+  void (*raise)(const void* owner, const char* op, int code,
+                std::size_t n) = nullptr;
   const void* owner = nullptr;
 };
 
@@ -76,6 +78,10 @@ int fdWaitWrite(fdImpl* fd);
 int fdConnectIO(fdImpl* fd, const os::SockAddr& sa);
 // fdSetDeadline: t as absolute nanotime (0 none, < 0 past) for mode bits.
 int fdSetDeadline(fdImpl* fd, std::int64_t t, int mode);
+// fdIncref / fdDecref: a reference held around a call on sysfd (Go's
+// FD.incref / decref); fdIncref is false once the FD is closed.
+bool fdIncref(fdImpl* fd);
+void fdDecref(fdImpl* fd);
 // fdShutdownWrite: shutdown(SHUT_WR) under a reference.
 int fdShutdownWrite(fdImpl* fd);
 // fdClose mirrors Go's FD.Close: waits for operations in flight.
@@ -98,8 +104,9 @@ std::int64_t fdDeadline(std::chrono::steady_clock::time_point t);
 void checkInRun(const char* what);
 // errText: Go's text for a code ("i/o timeout", "connection refused").
 std::string errText(int code, bool isFile);
-// makeError: poll::Error "<prefix>: <text>" for a code.
-poll::Error makeError(const std::string& prefix, int code, bool isFile);
+// makeError: poll::Error "<prefix>: <text>" for a code; n bytes written.
+poll::Error makeError(const std::string& prefix, int code, bool isFile,
+                      std::size_t n = 0);
 
 }  // namespace gort::poll::internal
 

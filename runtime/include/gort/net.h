@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "gort/context.h"
 #include "gort/poll.h"
@@ -51,6 +52,19 @@ class Conn {
   void SetReadDeadline(std::chrono::steady_clock::time_point t);
   // Sets the write deadline; time_point{} clears it.
   void SetWriteDeadline(std::chrono::steady_clock::time_point t);
+  // TCP_NODELAY (Go's default: on): false lets the OS delay small writes.
+  void SetNoDelay(bool on);
+  // SO_KEEPALIVE (Go's default: on, every 15 s).
+  void SetKeepAlive(bool on);
+  // The keep-alive idle time and probe interval, rounded up to seconds.
+  void SetKeepAlivePeriod(std::chrono::nanoseconds period);
+  // SO_LINGER: < 0 (the default) closes in the background, 0 resets the
+  // connection on Close, > 0 lingers that many seconds.
+  void SetLinger(int secs);
+  // SO_RCVBUF: the OS receive buffer's size.
+  void SetReadBuffer(int bytes);
+  // SO_SNDBUF: the OS send buffer's size.
+  void SetWriteBuffer(int bytes);
   // Shuts down the writing side (shutdown(SHUT_WR)); the peer reads EOF.
   void CloseWrite();
   // Closes; goroutines blocked in Read or Write get Closed() errors.
@@ -88,6 +102,8 @@ class Listener {
   Conn Accept();
   // Closes the listener (and removes a unix socket file it created).
   void Close();
+  // Accept fails with a Timeout() error after t; time_point{} clears it.
+  void SetDeadline(std::chrono::steady_clock::time_point t);
   // The address listened on, with the port chosen if 0 was asked.
   std::string Addr() const;
   // Whether this holds a listener (not empty, not moved from).
@@ -97,6 +113,13 @@ class Listener {
   friend struct internal::access;
   internal::listenerImpl* impl_ = nullptr;
 };
+
+// Splits "host:port", "[v6]:port" or "[v6%zone]:port" into host and port
+// (Go's SplitHostPort); throws Error on a malformed address.
+std::pair<std::string, std::string> SplitHostPort(std::string_view hostport);
+// Joins host and port into "host:port", bracketing a host with a colon
+// (Go's JoinHostPort).
+std::string JoinHostPort(std::string_view host, std::string_view port);
 
 // Listens on network "tcp", "tcp4", "tcp6" or "unix" at address ("host:port",
 // port 0 picks a free one; a path for unix).
