@@ -1330,6 +1330,28 @@ TEST_F(NetTest, TCPOptions) {
   });
 }
 
+// WriteBuffers writes every buffer, in order, across partial writes (a
+// large buffer fills the socket, the reader drains it).
+TEST_P(NetProcsTest, WriteBuffersInOrder) {
+  gort::Run(
+      [] {
+        Pair p;
+        std::string big(8 << 20, '\0');
+        for (std::size_t i = 0; i < big.size(); i++) big[i] = char(i * 7);
+        std::vector<std::string_view> bufs = {"ab", "", "cd", big, "ef"};
+        std::string want = "abcd" + big + "ef";
+        gort::Chan<std::string> got = gort::MakeChan<std::string>(1);
+        gort::Go([&p, n = want.size(), got]() mutable {
+          std::string s(n, '\0');
+          s.resize(ReadFull(p.b, s.data(), n));
+          got.Send(s);
+        });
+        EXPECT_EQ(p.a.WriteBuffers(bufs), want.size());
+        EXPECT_TRUE(got.Recv() == want);
+      },
+      Opts());
+}
+
 TEST_F(NetTest, SplitAndJoinHostPort) {
   using gort::net::JoinHostPort;
   using gort::net::SplitHostPort;

@@ -10,6 +10,8 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "gort/net.h"
 #include "gort/runtime.h"
@@ -372,6 +374,18 @@ std::size_t Conn::Write(const void* buf, std::size_t n) {
   std::size_t put = 0;
   if (int err = pi::fdWrite(c->fd, buf, n, &put)) {
     throw connError(c, "write", err, put);
+  }
+  return put;
+}
+
+std::size_t Conn::WriteBuffers(std::span<const std::string_view> buffers) {
+  connImpl* c = needConn(impl_, "writev");
+  std::vector<os::IoVec> v;
+  v.reserve(buffers.size());
+  for (std::string_view b : buffers) v.push_back({b.data(), b.size()});
+  std::size_t put = 0;
+  if (int err = pi::fdWritev(c->fd, v.data(), v.size(), &put)) {
+    throw connError(c, "writev", err, put);
   }
   return put;
 }

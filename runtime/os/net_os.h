@@ -53,6 +53,15 @@ int fdWrite(std::intptr_t fd, const void* buf, std::size_t len,
 int sockWrite(std::intptr_t fd, const void* buf, std::size_t len,
               std::size_t* n);
 
+// IoVec: one buffer of a gathered write.
+struct IoVec {
+  const void* base;
+  std::size_t len;
+};
+// sockWritev: one sendmsg(2) of n buffers (MSG_NOSIGNAL); *done bytes.
+// Windows: not used (the completion model writes buffer by buffer).
+int sockWritev(std::intptr_t fd, const IoVec* v, int n, std::size_t* done);
+
 // sockSocket: a non-blocking stream socket of family f.
 int sockSocket(Family f, std::intptr_t* fd);
 // sockListen: SO_REUSEADDR (inet), bind and listen.

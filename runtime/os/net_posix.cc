@@ -135,6 +135,21 @@ int sockWrite(std::intptr_t fd, const void* buf, std::size_t len,
   }
 }
 
+int sockWritev(std::intptr_t fd, const IoVec* v, int n, std::size_t* done) {
+  static_assert(sizeof(IoVec) == sizeof(iovec));
+  msghdr m{};
+  m.msg_iov = const_cast<iovec*>(reinterpret_cast<const iovec*>(v));
+  m.msg_iovlen = static_cast<std::size_t>(n);
+  for (;;) {
+    ssize_t r = sendmsg(fdOf(fd), &m, MSG_NOSIGNAL);
+    if (r >= 0) {
+      *done = static_cast<std::size_t>(r);
+      return 0;
+    }
+    if (errno != EINTR) return code(errno);
+  }
+}
+
 int sockSocket(Family f, std::intptr_t* fd) {
   int dom = f == Family::kInet4 ? AF_INET : f == Family::kInet6 ? AF_INET6
                                                                  : AF_UNIX;

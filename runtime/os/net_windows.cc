@@ -267,6 +267,10 @@ int sockWrite(std::intptr_t fd, const void* buf, std::size_t len,
   return fdWrite(fd, buf, len, n);  // Winsock raises no SIGPIPE
 }
 
+int sockWritev(std::intptr_t, const IoVec*, int, std::size_t*) {
+  return kErrNotSupported;  // fdWritev writes buffer by buffer here
+}
+
 int sockSocket(Family f, std::intptr_t* fd) {
   if (f == Family::kUnix) return kErrNotSupported;
   SOCKET s;

@@ -359,6 +359,51 @@ int fdWrite(fdImpl* fd, const void* buf, std::size_t len, std::size_t* n) {
   }
 }
 
+int fdWritev(fdImpl* fd, const os::IoVec* v, std::size_t count,
+             std::size_t* n) {
+  *n = 0;
+  if (fd->wop != nullptr || fd->isFile) {  // buffer by buffer
+    for (std::size_t i = 0; i < count; i++) {
+      std::size_t w = 0;
+      int err = fdWrite(fd, v[i].base, v[i].len, &w);
+      *n += w;
+      if (err != 0) return err;
+    }
+    return 0;
+  }
+  if (!fd->mu.rwlock(false)) return kErrClosing;
+  unlocker u{fd, false};
+  if (int err = prepare(fd, os::kPollWrite)) return fail(fd, "writev", err);
+  constexpr std::size_t kMaxIov = 1024;  // Go's maxVec
+  os::IoVec batch[kMaxIov];
+  std::size_t i = 0, off = 0;  // the first unwritten byte: v[i] at off
+  for (;;) {
+    while (i < count && v[i].len == off) i++, off = 0;
+    if (i == count) return 0;
+    int nb = 0;
+    for (std::size_t j = i; j < count && nb < static_cast<int>(kMaxIov); j++) {
+      std::size_t skip = j == i ? off : 0;
+      batch[nb++] = {static_cast<const char*>(v[j].base) + skip,
+                     v[j].len - skip};
+    }
+    std::size_t w = 0;
+    int err = os::sockWritev(fd->sysfd, batch, nb, &w);
+    *n += w;
+    for (; w > 0; i++, off = 0) {  // advance past what went out
+      std::size_t rest = v[i].len - off;
+      if (w < rest) {
+        off += w;
+        break;
+      }
+      w -= rest;
+    }
+    if (err == os::kErrAgain && fd->pd != nullptr) {
+      if ((err = wait(fd, os::kPollWrite)) == 0) continue;
+    }
+    if (err != 0) return fail(fd, "writev", err, *n);
+  }
+}
+
 int fdAccept(fdImpl* fd, std::intptr_t* nfd) {
   if (!fd->mu.rwlock(true)) return kErrClosing;
   unlocker u{fd, true};

@@ -19,6 +19,7 @@ struct pollDesc;
 namespace gort::os {
 struct IoOp;
 struct SockAddr;
+struct IoVec;
 }  // namespace gort::os
 
 namespace gort::poll::internal {
@@ -69,6 +70,10 @@ fdImpl* fdOpen(std::intptr_t sysfd, bool isFile, int* err);
 int fdRead(fdImpl* fd, void* buf, std::size_t len, std::size_t* n);
 // fdWrite: writes all len bytes, parking as needed; *n written so far.
 int fdWrite(fdImpl* fd, const void* buf, std::size_t len, std::size_t* n);
+// fdWritev: writes every buffer in order, one sendmsg per batch of up to
+// 1024 (Go's writev loop); *n written so far.
+int fdWritev(fdImpl* fd, const os::IoVec* v, std::size_t count,
+             std::size_t* n);
 // fdAccept: a new connection's descriptor.
 int fdAccept(fdImpl* fd, std::intptr_t* nfd);
 // fdWaitWrite: parks until writable (connect's completion).

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <stdexcept>
 #include <string>
+#include <span>
 #include <string_view>
 #include <utility>
 
@@ -46,6 +47,10 @@ class Conn {
   std::size_t Read(void* buf, std::size_t n);
   // Writes all n bytes or throws; returns n.
   std::size_t Write(const void* buf, std::size_t n);
+  // Writes every buffer in order with as few system calls as it can
+  // (Go's net.Buffers: writev); returns the total or throws, the Error's
+  // Written() saying how much went out.
+  std::size_t WriteBuffers(std::span<const std::string_view> buffers);
   // Sets the read and write deadlines; time_point{} clears them.
   void SetDeadline(std::chrono::steady_clock::time_point t);
   // Sets the read deadline; time_point{} clears it.
