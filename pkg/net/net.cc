@@ -240,7 +240,7 @@ int connect(pi::fdImpl* fd, const target& t, const char** syscall) {
 
 connImpl* newConn(pi::fdImpl* fd);
 
-// tcpDefaults: Go's options for a new TCP connection: no Nagle delay,
+// tcpDefaults: what Go sets on a new TCP connection: no Nagle delay,
 // keep-alive probes after 15 s idle, every 15 s.
 void tcpDefaults(std::intptr_t fd) {
   os::sockNoDelay(fd);

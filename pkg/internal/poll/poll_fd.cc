@@ -374,7 +374,7 @@ int fdWritev(fdImpl* fd, const os::IoVec* v, std::size_t count,
   if (!fd->mu.rwlock(false)) return kErrClosing;
   unlocker u{fd, false};
   if (int err = prepare(fd, os::kPollWrite)) return fail(fd, "writev", err);
-  constexpr std::size_t kMaxIov = 1024;  // Go's maxVec
+  constexpr std::size_t kMaxIov = 1024;  // as Go 1.19 writev.go, 1024 at a time
   os::IoVec batch[kMaxIov];
   std::size_t i = 0, off = 0;  // the first unwritten byte: v[i] at off
   for (;;) {
