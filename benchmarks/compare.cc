@@ -143,6 +143,7 @@ constexpr Benchmark kBenchmarks[] = {
     Loop("ChanBuffered", gort::bench::ChanBuffered, Goal::kRatio, 1.0),
     Loop("Select2", gort::bench::Select2, Goal::kRatio, 1.0),
     Loop("ChanContended", gort::bench::ChanContended, Goal::kNone, 0),
+    Loop("MutexUncontended", gort::bench::MutexUncontended, Goal::kNone, 0),
     Loop("FanOut", gort::bench::FanOut, Goal::kNone, 0),
     Sized("Skynet", gort::bench::Skynet, gort::bench::kSkynetLeaves,
           Goal::kRatio, 0.7, 2, 1.0),

@@ -17,6 +17,8 @@
 //   Select2        a select over two channels, exactly one ready (the body
 //                  of Go's BenchmarkSelectUncontended).
 //   ChanContended  4 producers and 4 consumers on one unbuffered channel.
+//   MutexUncontended  Lock and Unlock of a Mutex nobody else wants (the
+//                  fast paths; Go's BenchmarkMutexUncontended, one goroutine).
 //   FanOut         per op, 256 goroutines of CPU work and a WaitGroup; with
 //                  GOMAXPROCS 2 the second P only gets work by stealing.
 //   ParkGoroutines starts `count` goroutines parked on a channel and
@@ -162,6 +164,19 @@ inline void ChanContended(std::int64_t n) {
   if (total != n * (n - 1) / 2) {
     sched_internal::Fail("ChanContended: the values received do not add up");
   }
+}
+
+// MutexUncontended: an op is one Lock and one Unlock of a Mutex only the
+// calling goroutine uses, around an increment the loop checks.
+inline void MutexUncontended(std::int64_t n) {
+  gort::Mutex mu;
+  std::int64_t count = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    mu.Lock();
+    ++count;
+    mu.Unlock();
+  }
+  if (count != n) sched_internal::Fail("MutexUncontended: lost increments");
 }
 
 inline constexpr int kFanOutGoroutines = 256;  // Goroutines per op.

@@ -1,11 +1,28 @@
 #!/bin/sh
 # cmake/wine-run.sh WINE PROGRAM [ARG...]: runs a Windows program under Wine
-# (the CMAKE_CROSSCOMPILING_EMULATOR of cmake/toolchains/windows-*.cmake).
+# (the CMAKE_CROSSCOMPILING_EMULATOR of cmake/toolchains/windows-*.cmake,
+# and scripts/windows.sh's other Wine runs).
 # The Wine prefix is private to the build tree (GORT_WINEPREFIX, set by the
-# toolchain file) and Wine's debug channels are off, so a test's stderr is
-# the program's own. scripts/windows.sh starts the prefix's wineserver
+# toolchain file) and Wine's debug channels are off (GORT_WINEDEBUG, if set,
+# is used instead, e.g. err+all to see why Wine gave up), so a test's stderr
+# is the program's own. scripts/windows.sh starts the prefix's wineserver
 # persistently and boots the prefix once before ctest; without that, each
 # program waits a few seconds for Wine's services to let go of its output.
+#
+# wine64 runs with address-space randomization off (setarch -R). Debian's
+# wine64 has no preloader to reserve Wine's fixed areas before anything else
+# is mapped, and is linked at 0x7d000000; recent kernels (6.18 here) start a
+# 64-bit program's heap (brk) anywhere in the 1 GiB after it (32 MiB on
+# older ones), so once in some thousands of starts the heap covers the
+# shared user data page, 0x7ffe0000. Wine then exits with status 1 before
+# the program runs, printing nothing ("failed to map the shared user data"
+# is an err: message, hidden by WINEDEBUG=-all). Unrandomized, the heap
+# starts right after wine64 and never gets there. The 32-bit wine runs
+# under qemu-user, whose guest heap the kernel does not place.
+#
+# When the program fails, one line on stderr says how (Wine's exit status:
+# a Windows exit code or NTSTATUS keeps only its low byte), so that a test
+# that printed nothing still says something in ctest's output.
 set -u
 if [ $# -lt 2 ]; then
   echo "usage: wine-run.sh WINE PROGRAM [ARG...]" >&2
@@ -14,6 +31,19 @@ fi
 wine=$1
 shift
 export WINEPREFIX="${GORT_WINEPREFIX:?GORT_WINEPREFIX is not set}"
-export WINEDEBUG=-all
+export WINEDEBUG="${GORT_WINEDEBUG:--all}"
 export WINEDLLOVERRIDES="${WINEDLLOVERRIDES:-mscoree,mshtml=}"
-exec "$wine" "$@"
+norandom=
+case $wine in
+  *64) norandom="setarch $(uname -m) -R" ;;
+esac
+start=$(date +%s%N)
+# shellcheck disable=SC2086 # norandom is a command prefix, split on purpose
+$norandom "$wine" "$@"
+rc=$?
+if [ $rc -ne 0 ]; then
+  ms=$((($(date +%s%N) - start) / 1000000))
+  echo "wine-run.sh: $wine $1 exited with status $rc after $ms ms" \
+    "(WINEDEBUG=$WINEDEBUG)" >&2
+fi
+exit $rc

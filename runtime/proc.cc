@@ -377,6 +377,22 @@ static G* gosched_m(G* gp) {
 
 void gosched() { mcall(gosched_m); }
 
+// goyield_m mirrors Go's goyield_m: like gosched_m, but to the back of this
+// P's own run queue, so that a goroutine just put in runnext runs first and
+// the caller soon after, with no trip through the global queue.
+static G* goyield_m(G* gp) {
+  M* mp = getg()->m;
+  P* pp = mp->p;
+  casgstatus(gp, _Grunning, _Grunnable);
+  traceGoPreempt(gp);
+  dropg(mp);
+  runqput(pp, gp, false);
+  return nullptr;
+}
+
+// goyield mirrors Go's goyield.
+void goyield() { mcall(goyield_m); }
+
 // systemstack_m marks an mcall as systemstack's: schedule runs the M's
 // systemstackfn and switches straight back; it is never called itself.
 static G* systemstack_m(G* gp) { return gp; }

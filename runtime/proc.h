@@ -54,6 +54,7 @@ void goparkunlock(mutex* l, waitReason reason) ABSL_UNLOCK_FUNCTION(l);
 void goready(G* gp);
 void ready(G* gp, bool next);
 void gosched();
+void goyield();
 void goschedIfPreempted();
 void goexit1();
 void schedule();

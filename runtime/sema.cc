@@ -54,11 +54,24 @@ bool cansemacquire(std::uint32_t* addr) {
   return false;
 }
 
-// queue mirrors semaRoot.queue (FIFO).
-void queue(semaRoot* root, std::uint32_t* addr, sudog* s)
+// queue mirrors semaRoot.queue: at the tail, or with lifo at the head, so
+// that dequeue, which takes the first waiter on addr, finds s before the
+// others on addr.
+void queue(semaRoot* root, std::uint32_t* addr, sudog* s, bool lifo = false)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(root->lock) {
   s->g = getg();
   s->elem = addr;
+  if (lifo) {
+    s->prev = nullptr;
+    s->next = root->head;
+    if (root->head != nullptr) {
+      root->head->prev = s;
+    } else {
+      root->tail = s;
+    }
+    root->head = s;
+    return;
+  }
   s->next = nullptr;
   s->prev = root->tail;
   if (root->tail != nullptr) {
@@ -98,7 +111,14 @@ sudog* dequeue(semaRoot* root, std::uint32_t* addr)
 
 }  // namespace
 
+// semacquire mirrors Go's semacquire: FIFO among waiters.
 void semacquire(std::uint32_t* addr, waitReason reason) {
+  semacquire1(addr, false, reason);
+}
+
+// semacquire1 mirrors Go's semacquire1 (no profiling): s->ticket becomes 1
+// when a handoff release gave the count straight to this waiter.
+void semacquire1(std::uint32_t* addr, bool lifo, waitReason reason) {
   if (cansemacquire(addr)) return;
   if (getcurg() == nullptr) {
     throw gort::Panic("gort: blocking call outside a goroutine");
@@ -115,15 +135,23 @@ void semacquire(std::uint32_t* addr, waitReason reason) {
       unlock(&root->lock);
       break;
     }
-    queue(root, addr, s);
+    s->ticket = 0;
+    queue(root, addr, s, lifo);
     goparkunlock(&root->lock, reason);
-    if (cansemacquire(addr)) break;
+    if (s->ticket != 0 || cansemacquire(addr)) break;
   }
   gp->waiting = nullptr;
   releaseSudog(s);
 }
 
-void semrelease(std::uint32_t* addr) {
+// semrelease mirrors Go's semrelease: no handoff.
+void semrelease(std::uint32_t* addr) { semrelease1(addr, false); }
+
+// semrelease1 mirrors Go's semrelease1 (no profiling). With handoff, the
+// count just added is taken back for the waiter, which finds ticket 1 and
+// does not compete for it, and the caller yields so that the waiter, in
+// runnext, runs at once on this P with the rest of the time slice.
+void semrelease1(std::uint32_t* addr, bool handoff) {
   semaRoot* root = semroot(addr);
   std::atomic_ref<std::uint32_t>(*addr).fetch_add(1,
                                                   std::memory_order_release);
@@ -136,7 +164,13 @@ void semrelease(std::uint32_t* addr) {
   sudog* s = dequeue(root, addr);
   if (s != nullptr) root->nwait.fetch_sub(1);
   unlock(&root->lock);
-  if (s != nullptr) goready(s->g);
+  if (s == nullptr) return;
+  // Once readied, the waiter may run and free s elsewhere: decide first.
+  bool handedOff = handoff && cansemacquire(addr);
+  if (handedOff) s->ticket = 1;
+  goready(s->g);
+  // Go also requires m.locks == 0; gort's callers hold no runtime lock.
+  if (handedOff && getcurg() != nullptr) goyield();
 }
 
 }  // namespace gort::runtime

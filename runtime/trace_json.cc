@@ -138,7 +138,9 @@ void jsonWriter::closeRun(std::int64_t g, gState& s, std::int64_t ts,
                           const char* why) {
   if (s.runTs < 0) return;
   std::string args = "\"g\":" + num(g) + ",\"end\":" + q(why);
-  std::string name = "G" + num(g);
+  // Appended, not "G" + num(g): GCC 12 warns falsely (-Wrestrict) on a
+  // one-character literal plus a temporary string.
+  std::string name = std::string("G").append(num(g));
   if (s.p >= 0) slice(kPidP, s.p, name, "goroutine", s.runTs, ts - s.runTs, args);
   if (s.m >= 0) slice(kPidM, s.m, name, "goroutine", s.runTs, ts - s.runTs, args);
   s.runTs = -1;
@@ -277,7 +279,8 @@ void jsonWriter::metadata() {
     meta("thread_sort_index", kPidP, p, "\"sort_index\":" + num(p));
   }
   for (int m : ms_) {
-    std::string name = m == kTidOutside ? "outside the runtime" : "M" + num(m);
+    std::string name = m == kTidOutside ? std::string("outside the runtime")
+                                        : std::string("M").append(num(m));
     if (sysmonMs_.count(m) != 0) name += " (sysmon)";
     meta("thread_name", kPidM, m, "\"name\":" + q(name));
     meta("thread_sort_index", kPidM, m, "\"sort_index\":" + num(m));

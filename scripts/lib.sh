@@ -108,13 +108,22 @@ cmake_build() {
   }
 }
 
-# ctest_logged OUT ARG...: ctest ARG... into OUT, then prints ctest's closing
-# lines (the summary and the failed tests); returns ctest's status.
+# ctest_logged OUT ARG...: ctest ARG... into OUT, then prints what each failed
+# test printed (at most 60 lines each; the rest is in OUT) and ctest's
+# closing lines (the summary and the failed tests); returns ctest's status.
 ctest_logged() {
   local out=$1 rc
   shift
   ctest "$@" >"$out" 2>&1
   rc=$?
+  if [ $rc -ne 0 ]; then
+    # A failed result line opens a test's output (ctest's
+    # --output-on-failure puts it right after; skips say ***Skipped too);
+    # the next result or "Start" line closes it.
+    awk '/^ *[0-9]+\/[0-9]+ Test +#/ { show = /\*\*\*|Failed/ && !/Skipped/; n = 0 }
+         /^ +Start +[0-9]+: / || /tests passed/ { show = 0 }
+         show && n++ < 60' "$out"
+  fi
   sed -n '/tests passed/,$p' "$out"
   return $rc
 }

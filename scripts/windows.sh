@@ -153,14 +153,24 @@ build_gtest() {
 }
 
 # wine_up T DIR: the build tree's Wine prefix, booted, with its wineserver
-# kept running so that each test does not wait for Wine's services.
+# kept running so that each test does not wait for Wine's services. Every
+# Wine program here runs through cmake/wine-run.sh, as ctest's do (it says
+# why wine64 needs address-space randomization off).
 wine_up() {
   local t=$1 dir=$2
   export WINEPREFIX=$root/$dir/wineprefix WINEDEBUG=-all
+  export GORT_WINEPREFIX=$WINEPREFIX
   export WINEDLLOVERRIDES="mscoree,mshtml="
   mkdir -p "$WINEPREFIX"
   wineserver -p
-  "${wine[$t]}" wineboot -i >/dev/null 2>&1
+  wine_run "$t" wineboot -i >/dev/null 2>&1
+}
+# wine_run T PROGRAM [ARG...]: PROGRAM under T's Wine, in the prefix wine_up
+# set up.
+wine_run() {
+  local t=$1
+  shift
+  sh "$root/cmake/wine-run.sh" "${wine[$t]}" "$@"
 }
 wine_down() { wineserver -k 2>/dev/null; wineserver -w 2>/dev/null; }
 
@@ -171,10 +181,11 @@ run_binaries() {
   local list=()
   while IFS= read -r exe; do list+=("$exe"); done < <(
     find "$dir/tests" -name '*_test.exe' | sort)
-  export GORT_WINE=${wine[$t]}
+  export GORT_WINE=${wine[$t]} GORT_WINE_RUN=$root/cmake/wine-run.sh
   printf '%s\n' "${list[@]}" | xargs -P "$jobs" -I{} sh -c '
     exe=$1; log=${exe%.exe}.log
-    timeout 900 "$GORT_WINE" "$exe" --gtest_color=no >"$log" 2>&1
+    timeout 900 sh "$GORT_WINE_RUN" "$GORT_WINE" "$exe" --gtest_color=no \
+      >"$log" 2>&1
     echo "rc=$? $exe"' _ {} >"$dir/binaries.rc"
   local total=0 passed=0 skipped=0 bad=0 rc name log n p sk
   while read -r rc exe; do
@@ -255,8 +266,8 @@ run_target() {
   fi
   if [ "$bench" = ON ]; then
     echo "== windows/$t: gort-usleep-probe and gort-ping under Wine =="
-    "${wine[$t]}" "$dir/tools/gort-usleep-probe.exe" 2>&1 | tee "$dir/probe.log"
-    "${wine[$t]}" "$dir/benchmarks/gort-ping.exe" 2>&1 | tee "$dir/ping.log"
+    wine_run "$t" "$dir/tools/gort-usleep-probe.exe" 2>&1 | tee "$dir/probe.log"
+    wine_run "$t" "$dir/benchmarks/gort-ping.exe" 2>&1 | tee "$dir/ping.log"
   fi
   wine_down
   took[$t]="build $build_time, test $(elapsed "$t1")"

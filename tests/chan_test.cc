@@ -73,9 +73,7 @@ class ChanProcsTest : public testing::TestWithParam<int> {
 };
 
 INSTANTIATE_TEST_SUITE_P(Procs, ChanProcsTest, testing::Values(1, 2, 4),
-                         [](const testing::TestParamInfo<int>& info) {
-                           return "P" + std::to_string(info.param);
-                         });
+                         gort_test::ProcsName);
 
 using gort_test::PanicMessage;
 

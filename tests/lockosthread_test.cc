@@ -7,9 +7,7 @@
 // no other goroutine ever runs on the wired thread, the nesting count is
 // honoured, a goroutine ending while wired ends its thread, and Run still
 // ends when a wired goroutine is left blocked.
-#if defined(_WIN32)
-#include <windows.h>
-#else
+#if !defined(_WIN32)
 #include <sys/stat.h>
 #endif
 

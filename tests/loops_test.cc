@@ -74,6 +74,7 @@ TEST_P(LoopsTest, SchedLoops) {
         gort::bench::ChanBuffered(Scaled(5000));
         gort::bench::Select2(Scaled(5000));
         gort::bench::ChanContended(Scaled(5000));
+        gort::bench::MutexUncontended(Scaled(5000));
         gort::bench::FanOut(Scaled(4));
       },
       Opts());

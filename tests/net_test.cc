@@ -60,9 +60,7 @@ class NetProcsTest : public testing::TestWithParam<int> {
 };
 
 INSTANTIATE_TEST_SUITE_P(Procs, NetProcsTest, testing::Values(1, 2, 4),
-                         [](const testing::TestParamInfo<int>& info) {
-                           return "P" + std::to_string(info.param);
-                         });
+                         gort_test::ProcsName);
 
 gort::Options Procs(int n) { return gort::Options{.maxprocs = n}; }
 

@@ -1,12 +1,13 @@
 // tests/proc_export_test.cc: the scheduler's internals tested directly, as
 // Go's export_test.go lets runtime tests reach inside (RunSchedLocalQueue*
 // and friends): a P's run queue (put, get, runnext, grabbing half,
-// overflowing to the global queue), the steal order, the sudog cache, and
-// the timer heap.
+// overflowing to the global queue), the steal order, the sudog cache, the
+// timer heap, semaphore handoff and Mutex's starvation mode.
 // The run-queue and sudog tests drive free-standing Ps and Gs outside any
 // Run; the timer tests run on the one P of a Run.
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <numeric>
 #include <random>
@@ -17,6 +18,7 @@
 #include "gtest/gtest.h"
 #include "proc.h"
 #include "runtime2.h"
+#include "sema.h"
 #include "watchdog.h"
 
 namespace gort::runtime {
@@ -441,6 +443,203 @@ TEST(TimerHeapTest, AddModDelKeepTheHeapOrdered) {
         ExpectHeap(pp, 0);
       },
       Procs(1));
+}
+
+// ---------------------------------------------------------------------------
+// Semaphores: lifo queueing and handoff (Go's semacquire1, semrelease1).
+
+// With handoff, the woken waiter owns the count before it runs and runs
+// before the releaser goes on; without, the releaser goes on first and the
+// count waits for the waiter. One P, so the order is the scheduler's.
+TEST(SemaHandoffTest, HandoffRunsTheWaiterBeforeTheReleaserGoesOn) {
+  for (bool handoff : {false, true}) {
+    std::uint32_t sem = 0;
+    bool waiterRan = false;
+    bool ranBeforeReleaseReturned = false;
+    std::uint32_t countSeenByReleaser = 99;
+    RunGuarded(
+        [&] {
+          gort::WaitGroup wg;
+          wg.Add(1);
+          gort::Go([&] {
+            semacquire1(&sem, false, waitReason::semacquire);
+            waiterRan = true;
+            wg.Done();
+          });
+          gort::Gosched();  // the waiter parks on sem
+          semrelease1(&sem, handoff);
+          ranBeforeReleaseReturned = waiterRan;
+          countSeenByReleaser = std::atomic_ref<std::uint32_t>(sem).load();
+          wg.Wait();
+        },
+        Procs(1));
+    EXPECT_TRUE(waiterRan);
+    EXPECT_EQ(ranBeforeReleaseReturned, handoff) << "handoff " << handoff;
+    // Without handoff the count waits for the waiter to take it.
+    EXPECT_EQ(countSeenByReleaser, handoff ? 0u : 1u) << "handoff " << handoff;
+  }
+}
+
+// Starts a goroutine that waits on sem (ahead of the others with lifo),
+// notes id in *order, runs then() and quits, and lets it park.
+void StartSemWaiter(std::uint32_t* sem, bool lifo, std::vector<int>* order,
+                    int id, gort::WaitGroup* wg,
+                    std::function<void()> then = {}) {
+  wg->Add(1);
+  gort::Go([=] {
+    semacquire1(sem, lifo, waitReason::semacquire);
+    order->push_back(id);
+    if (then) then();
+    wg->Done();
+  });
+  gort::Gosched();
+}
+
+// A handed-off count is the waiter's: the releaser, acquiring again at
+// once, cannot take it back and parks behind the waiter instead.
+TEST(SemaHandoffTest, HandedOffCountCannotBeTakenBackByTheReleaser) {
+  std::uint32_t sem = 0;
+  std::vector<int> order;
+  RunGuarded(
+      [&] {
+        gort::WaitGroup wg;
+        StartSemWaiter(&sem, false, &order, 1, &wg,
+                       [&] { semrelease1(&sem, false); });
+        semrelease1(&sem, true);
+        semacquire1(&sem, false, waitReason::semacquire);
+        order.push_back(0);
+        wg.Wait();
+      },
+      Procs(1));
+  EXPECT_EQ(order, (std::vector<int>{1, 0}));
+}
+
+// A lifo waiter goes ahead of those already queued on the same address.
+TEST(SemaHandoffTest, LifoWaiterIsReleasedFirst) {
+  std::uint32_t sem = 0;
+  std::vector<int> order;
+  RunGuarded(
+      [&] {
+        gort::WaitGroup wg;
+        for (int i = 0; i < 3; i++) {
+          StartSemWaiter(&sem, i == 2, &order, i, &wg);  // 2 comes last
+        }
+        for (int i = 0; i < 3; i++) {
+          semrelease1(&sem, false);
+          gort::Gosched();  // the woken waiter runs and notes its id
+        }
+        wg.Wait();
+      },
+      Procs(1));
+  EXPECT_EQ(order, (std::vector<int>{2, 0, 1}));
+}
+
+// ---------------------------------------------------------------------------
+// Mutex starvation mode (Go's sync/mutex.go), seen in its state word.
+
+bool Starving(const gort::Mutex& mu) {
+  return (mutexExport::state(mu) & kMutexStarving) != 0;
+}
+int Waiters(const gort::Mutex& mu) {
+  return mutexExport::state(mu) >> kMutexWaiterShift;
+}
+
+// Restores the starvation threshold a test changed.
+class MutexStarvationTest : public ::testing::Test {
+ protected:
+  void TearDown() override { starvationThresholdNs.store(kGoThreshold); }
+  static constexpr std::int64_t kGoThreshold = 1'000'000;  // Go's 1 ms
+};
+
+// Starts a goroutine that locks mu, notes `id` in *order, runs inside() and
+// unlocks, and lets it run until it parks in Lock (mu is held).
+void StartWaiter(gort::Mutex* mu, std::vector<int>* order, int id,
+                 gort::WaitGroup* wg, std::function<void()> inside = {}) {
+  wg->Add(1);
+  gort::Go([=] {
+    mu->Lock();
+    order->push_back(id);
+    if (inside) inside();
+    mu->Unlock();
+    wg->Done();
+  });
+  gort::Gosched();
+}
+
+// A waiter that waited more than 1 ms switches the mutex to starvation
+// mode; Unlock then hands it the lock even though the unlocker locks again
+// at once, and the waiter, the last one, switches back to normal mode.
+TEST_F(MutexStarvationTest, EnteredAfterAWaitPastTheThresholdLeftByTheLast) {
+  ASSERT_EQ(starvationThresholdNs.load(), kGoThreshold);
+  std::vector<int> order;
+  bool starvingWhileHeld = false;
+  bool starvingAfter = true;
+  int waitersWhileHeld = -1;
+  RunGuarded(
+      [&] {
+        gort::Mutex mu;
+        gort::WaitGroup wg;
+        mu.Lock();
+        StartWaiter(&mu, &order, 1, &wg);
+        gort::Sleep(std::chrono::milliseconds(2));  // > the threshold
+        // Normal mode: the unlock wakes the waiter, but we (running) lock
+        // again before it runs; it finds the lock held, having waited
+        // 2 ms, and switches the mutex to starvation mode.
+        mu.Unlock();
+        mu.Lock();
+        gort::Gosched();
+        starvingWhileHeld = Starving(mu);
+        waitersWhileHeld = Waiters(mu);
+        mu.Unlock();  // handoff: the waiter runs before we go on
+        mu.Lock();
+        order.push_back(0);
+        starvingAfter = Starving(mu);
+        mu.Unlock();
+        wg.Wait();
+      },
+      Procs(1));
+  EXPECT_TRUE(starvingWhileHeld);
+  EXPECT_EQ(waitersWhileHeld, 1);
+  EXPECT_FALSE(starvingAfter);
+  EXPECT_EQ(order, (std::vector<int>{1, 0}));
+}
+
+// In starvation mode the lock goes to the waiters in turn. The mode stays
+// while each waiter that gets it waited too long and leaves others behind
+// (the threshold is 0 for waiters 1 and 2), and ends with waiter 3, which
+// waited less than the threshold (made huge by 2), though 4 still waits.
+TEST_F(MutexStarvationTest, StaysForOldWaitersLeftByAWaiterThatWaitedLittle) {
+  std::vector<int> order;
+  std::vector<bool> starving;  // seen by waiters 1, 2 and 3 holding the lock
+  std::vector<int> waiters;    // likewise
+  RunGuarded(
+      [&] {
+        gort::Mutex mu;
+        gort::WaitGroup wg;
+        auto note = [&] {
+          starving.push_back(Starving(mu));
+          waiters.push_back(Waiters(mu));
+        };
+        starvationThresholdNs.store(0);  // every wait is too long
+        mu.Lock();
+        StartWaiter(&mu, &order, 1, &wg, note);
+        StartWaiter(&mu, &order, 2, &wg, [&] {
+          note();
+          starvationThresholdNs.store(kGoThreshold * 1'000'000);
+        });
+        StartWaiter(&mu, &order, 3, &wg, note);
+        StartWaiter(&mu, &order, 4, &wg);
+        // Wake waiter 1 and lock again before it runs: it starves.
+        mu.Unlock();
+        mu.Lock();
+        gort::Gosched();
+        mu.Unlock();  // hands off to 1, which hands off to 2, then 3
+        wg.Wait();
+      },
+      Procs(1));
+  EXPECT_EQ(order, (std::vector<int>{1, 2, 3, 4}));
+  EXPECT_EQ(starving, (std::vector<bool>{true, true, false}));
+  EXPECT_EQ(waiters, (std::vector<int>{3, 2, 1}));
 }
 
 }  // namespace

@@ -62,9 +62,7 @@ class SelectProcsTest : public testing::TestWithParam<int> {
 };
 
 INSTANTIATE_TEST_SUITE_P(Procs, SelectProcsTest, testing::Values(1, 2, 4),
-                         [](const testing::TestParamInfo<int>& info) {
-                           return "P" + std::to_string(info.param);
-                         });
+                         gort_test::ProcsName);
 
 using gort_test::PanicMessage;
 

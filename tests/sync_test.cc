@@ -1,12 +1,13 @@
 // tests/sync_test.cc: tests of WaitGroup and Mutex, in the spirit of Go's
 // sync/waitgroup_test.go and sync/mutex_test.go: counting, reuse, misuse,
 // mutual exclusion under contention at several GOMAXPROCS, TryLock, unlock
-// by another goroutine, and that a goroutine waiting on either parks rather
-// than holding its thread.
+// by another goroutine, fairness (TestMutexFairness: starvation mode), and
+// that a goroutine waiting on either parks rather than holding its thread.
 //
 // As in proc_test.cc: waits that a broken runtime could make endless are
 // bounded (kDeadline or an iteration count) or left to RunGuarded's
 // watchdog; no timing is asserted.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -448,6 +449,53 @@ TEST(MutexBasicsTest, WaiterWokenByUnlockFromThirdGoroutine) {
       Procs(2));
   EXPECT_EQ(state_before_unlock, 1);
   EXPECT_EQ(waiter_state.load(), 2);
+}
+
+// Go's TestMutexFairness, its mechanism checked rather than its time: one
+// goroutine re-locks with a 100 us critical section, the other (main) takes
+// the lock 10 times. A waiter that waited past 1 ms switches the mutex to
+// starvation mode and is handed the lock, so each of main's Locks outlasts
+// a bounded number of the re-locker's sections. Without starvation mode,
+// at GOMAXPROCS 1 the re-locker takes the lock back before the woken waiter
+// runs, again and again.
+TEST(MutexFairnessTest, SecondGoroutineGetsItsTurnsWhileTheFirstRelocks) {
+  constexpr int kTurns = 10;
+  // About 10: main, woken by each Unlock, sees after at most 11 sections of
+  // at least 100 us that it waited past 1 ms; 9 here. 5000 without.
+  constexpr std::int64_t kMaxSectionsPerTurn = 30;
+  constexpr std::int64_t kGiveUp = 5000;  // the re-locker stops: no hang
+  std::atomic<std::int64_t> sections{0};  // the re-locker's, so far
+  std::int64_t worst = 0;
+  int turns = 0;
+  RunGuarded(
+      [&] {
+        gort::Mutex mu;
+        std::atomic<bool> stop{false};
+        gort::WaitGroup wg;
+        wg.Add(1);
+        gort::Go([&] {
+          for (bool more = true; more && !stop.load();) {
+            mu.Lock();
+            gort::Sleep(100us);
+            more = sections.fetch_add(1) + 1 < kGiveUp;
+            mu.Unlock();
+          }
+          wg.Done();
+        });
+        for (int i = 0; i < kTurns; i++) {
+          gort::Sleep(100us);
+          std::int64_t before = sections.load();
+          mu.Lock();
+          worst = std::max(worst, sections.load() - before);
+          turns++;
+          mu.Unlock();
+        }
+        stop.store(true);
+        wg.Wait();
+      },
+      Procs(1));
+  EXPECT_EQ(turns, kTurns);
+  EXPECT_LE(worst, kMaxSectionsPerTurn) << "sections in all: " << sections.load();
 }
 
 TEST(MutexBasicsTest, LockParksGoroutineNotThread) {

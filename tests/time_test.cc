@@ -50,9 +50,7 @@ class TimeProcsTest : public testing::TestWithParam<int> {
 };
 
 INSTANTIATE_TEST_SUITE_P(Procs, TimeProcsTest, testing::Values(1, 2, 4),
-                         [](const testing::TestParamInfo<int>& info) {
-                           return "P" + std::to_string(info.param);
-                         });
+                         gort_test::ProcsName);
 
 // Nanoseconds in d, as Nanotime counts them.
 std::int64_t Ns(nanoseconds d) { return d.count(); }

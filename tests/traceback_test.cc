@@ -331,6 +331,7 @@ class TracebackDeathTest : public ::testing::Test {
   void SetUp() override { GTEST_FLAG_SET(death_test_style, "threadsafe"); }
 };
 
+#if !defined(_WIN32)
 [[noreturn]] void FailAfter(const char* what) {
   const std::int64_t deadline = gort::Nanotime() + 10'000'000'000;
   while (gort::Nanotime() < deadline) gort::Sleep(1ms);
@@ -338,7 +339,6 @@ class TracebackDeathTest : public ::testing::Test {
   std::_Exit(4);
 }
 
-#if !defined(_WIN32)
 ::testing::Matcher<const std::string&> ParkedDump() {
   std::vector<std::string> want = {
       "SIGQUIT: quit\n", "[chan receive]:", "[select]:",        "[sleep]:",

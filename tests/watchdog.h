@@ -124,6 +124,12 @@ inline gort::Options Procs(int n) {
   return options;
 }
 
+// The name of a test instantiated per GOMAXPROCS value n: "P<n>". Built by
+// appending: GCC 12 warns falsely (-Wrestrict) on "P" + std::to_string(n).
+inline std::string ProcsName(const ::testing::TestParamInfo<int>& info) {
+  return std::string("P").append(std::to_string(info.param));
+}
+
 }  // namespace gort_test
 
 #endif  // GORT_TESTS_WATCHDOG_H_

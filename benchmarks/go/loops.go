@@ -173,6 +173,21 @@ const (
 	contendedConsumers = 4
 )
 
+// mutexUncontended: an op is one Lock and one Unlock of a Mutex only the
+// calling goroutine uses, around an increment the loop checks.
+func mutexUncontended(n int64) {
+	var mu sync.Mutex
+	count := int64(0)
+	for i := int64(0); i < n; i++ {
+		mu.Lock()
+		count++
+		mu.Unlock()
+	}
+	if count != n {
+		fail("MutexUncontended: lost increments")
+	}
+}
+
 // chanContended: 4 producers send 0..n-1 between them over one unbuffered
 // channel, 4 consumers receive a quarter each and report their sums, which
 // must add up to n(n-1)/2; an op is one value.

@@ -58,6 +58,7 @@ var benchmarks = []benchmark{
 	{name: "ChanBuffered", loop: chanBuffered},
 	{name: "Select2", loop: select2},
 	{name: "ChanContended", loop: chanContended},
+	{name: "MutexUncontended", loop: mutexUncontended},
 	{name: "FanOut", loop: fanOut},
 	{name: "SpawnBurst", sized: spawnBurst, size: spawnBurstDefault},
 	{name: "Skynet", sized: skynet, size: skynetLeavesDefault},

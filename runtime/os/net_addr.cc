@@ -169,9 +169,11 @@ std::string sockaddrString(const SockAddr& sa) {
       return std::string(buf) + ":" + port;
     }
     inet_ntop(AF_INET6, &in->sin6_addr, buf, sizeof buf);
-    std::string host(buf);
-    if (in->sin6_scope_id != 0) host += "%" + zoneName(in->sin6_scope_id);
-    return "[" + host + "]:" + port;
+    // Appended, not "[" + std::string(buf): GCC 12 warns falsely
+    // (-Wrestrict) on a one-character literal plus a temporary string.
+    std::string host = std::string("[").append(buf);
+    if (in->sin6_scope_id != 0) host.append("%").append(zoneName(in->sin6_scope_id));
+    return host.append("]:") + port;
   }
   return sockaddrLocalString(sa);
 }

@@ -14,6 +14,10 @@
 
 namespace gort {
 
+namespace runtime {
+struct mutexExport;
+}  // namespace runtime
+
 // Waits for a collection of goroutines to finish (sync.WaitGroup).
 class WaitGroup {
  public:
@@ -50,8 +54,10 @@ class GORT_CAPABILITY("mutex") Mutex {
   [[nodiscard]] bool try_lock() GORT_TRY_ACQUIRE(true) { return TryLock(); }
 
  private:
+  friend struct runtime::mutexExport;  // tests read state_ (sema.h)
   void LockSlow();
-  std::atomic<std::int32_t> state_{0};  // locked bit | waiters << 1.
+  void UnlockSlow(std::int32_t n);
+  std::atomic<std::int32_t> state_{0};  // 3 flag bits | waiters << 3.
   std::uint32_t sema_ = 0;              // Runtime semaphore for waiters.
 };
 
