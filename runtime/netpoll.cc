@@ -19,9 +19,10 @@
 // - A deadline is a pooled, reference-counted deadlineTimer rather than
 //   timers embedded in the pollDesc: moving a deadline later keeps the
 //   armed timer, which re-arms itself when it fires early; moving it
-//   earlier, clearing it or closing the descriptor orphans the armed timer
-//   (rseq / wseq change), and an orphan returns to the pool when its last
-//   reference (the heap's, or a running call's) goes. No allocation once
+//   earlier, clearing it or closing the descriptor deletes the armed timer
+//   from the heap (deltimer) and changes rseq / wseq (for a call already
+//   under way); it returns to the pool when its last reference (the
+//   heap's, or a running call's) goes. No allocation once
 //   the pool has grown to the number of deadlines pending at once.
 // - netpollWaiters counts every goroutine parked here and is decremented
 //   for every one readied (Go 1.19 let it drift on the netpoll path), the
@@ -167,8 +168,8 @@ deadlineTimer* dtGet() {
   return dt;
 }
 
-// publishInfo mirrors Go's pollDesc.publishInfo (netpoll.go:141): the lock-free summary
-// netpollcheckerr reads; pollEventErr is set by netpoll and kept.
+// publishInfo mirrors Go's pollDesc.publishInfo (netpoll.go:141): the lock-free
+// summary netpollcheckerr reads; pollEventErr is netpoll's (setEventErr).
 void publishInfo(pollDesc* pd) ABSL_EXCLUSIVE_LOCKS_REQUIRED(pd->lock) {
   std::uint32_t info = 0;
   if (pd->closing) info |= pollClosing;
@@ -176,6 +177,15 @@ void publishInfo(pollDesc* pd) ABSL_EXCLUSIVE_LOCKS_REQUIRED(pd->lock) {
   if (pd->wd < 0) info |= pollExpiredWrite;
   std::uint32_t x = pd->info.load(std::memory_order_relaxed);
   while (!pd->info.compare_exchange_weak(x, (x & pollEventErr) | info)) {
+  }
+}
+
+// setEventErr mirrors Go's pollDesc.setEventErr (netpoll.go:161): every event sets or clears
+// pollEventErr, so one error event does not fail the descriptor for good.
+void setEventErr(pollDesc* pd, bool b) {
+  std::uint32_t x = pd->info.load(std::memory_order_acquire);
+  while (((x & pollEventErr) != 0) != b &&
+         !pd->info.compare_exchange_weak(x, x ^ pollEventErr)) {
   }
 }
 
@@ -206,6 +216,18 @@ bool netpollblockcommit(G* gp, void* gpp) {
 
 void deadlineFire(void* arg, std::uintptr_t seq);
 
+// deldeadline deletes a deadline's armed timer (Go's deltimer). If an M
+// blocks in netpoll until exactly that timer, it is woken to recompute its
+// wait (gort's own: Go leaves it asleep): asleep, it would count as a running
+// M and keep checkdead from reporting a real deadlock.
+void deldeadline(deadlineTimer* dt) {
+  std::int64_t when = dt->t.when;
+  if (deltimer(&dt->t) && lastpoll.load(std::memory_order_acquire) == 0 &&
+      pollUntil.load(std::memory_order_acquire) == when) {
+    netpollBreak();
+  }
+}
+
 // setDeadline1 arms, keeps or orphans one direction's deadline timer.
 void setDeadline1(pollDesc* pd, std::int64_t d, std::int32_t mode)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(pd->lock) {
@@ -216,7 +238,8 @@ void setDeadline1(pollDesc* pd, std::int64_t d, std::int32_t mode)
   dl = d;
   if (d > 0 && t != nullptr && t->t.when <= d) return;  // re-arms on firing
   if (t != nullptr) {
-    seq++;  // orphan the armed timer
+    seq++;  // a call of deadlineFire already under way finds it stale
+    deldeadline(t);  // out of the heap, back to the pool
     t = nullptr;
   }
   if (d <= 0) return;
@@ -498,7 +521,10 @@ void pollUnblock(pollDesc* pd) {
   pd->closing = true;
   pd->rseq++;
   pd->wseq++;
-  pd->rt = pd->wt = nullptr;  // armed timers are orphans now
+  // Armed timers leave the heap now (Go's deltimer), not at their time.
+  if (pd->rt != nullptr) deldeadline(pd->rt);
+  if (pd->wt != nullptr) deldeadline(pd->wt);
+  pd->rt = pd->wt = nullptr;
   publishInfo(pd);
   std::int32_t delta = 0;
   G* rg = netpollunblock(pd, os::kPollRead, false, &delta);
@@ -521,7 +547,7 @@ G* netpoll(std::int64_t delay, std::int32_t* delta) {
   for (std::int32_t i = 0; i < n; i++) {
     pollDesc* pd = pdOfKey(ev[i].key);
     if (pd == nullptr) continue;
-    if (ev[i].err) pd->info.fetch_or(pollEventErr, std::memory_order_acq_rel);
+    setEventErr(pd, ev[i].err);
     *delta += netpollready(&list, pd, ev[i].mode);
   }
   if (delay != 0 || list != nullptr) traceNetpollWake(list);

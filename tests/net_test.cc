@@ -15,9 +15,12 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #endif
@@ -524,10 +527,14 @@ TEST_F(NetTest, DialRefused) {
   });
 }
 
+// Go's Dialer.Timeout: zero means no timeout, not "already expired".
 TEST_F(NetTest, DialTimeoutZero) {
   gort::Run([] {
+    Listener ln = gort::net::Listen("tcp", "127.0.0.1:0");
+    Conn c = gort::net::DialTimeout("tcp", ln.Addr(), 0ns);
+    EXPECT_TRUE(c.Valid());
     try {
-      gort::net::DialTimeout("tcp", "127.0.0.1:9", 0ns);
+      gort::net::DialTimeout("tcp", "127.0.0.1:9", 1ns);
       ADD_FAILURE();
     } catch (const Error& e) {
       EXPECT_TRUE(e.Timeout()) << e.what();
@@ -898,5 +905,464 @@ TEST_F(NetTest, ReadBoundedByContext) {
     EXPECT_EQ(p.a.Read(&c, 1), 1u);
   }, Procs(1));
 }
+
+#if !defined(_WIN32)
+// --- Servers that survive real clients (issue 24) ---
+
+class NetDeathTest : public NetTest {
+ protected:
+  void SetUp() override { GTEST_FLAG_SET(death_test_style, "threadsafe"); }
+};
+
+// A server writing to a client that has gone: the write fails with "broken
+// pipe" (or "connection reset by peer"), the process lives (send with
+// MSG_NOSIGNAL; plain write(2) dies of SIGPIPE, status 141 in a shell).
+TEST_F(NetDeathTest, WriteToGoneClientDoesNotKill) {
+  EXPECT_EXIT(
+      {
+        int code = 3;
+        gort::Run([&code] {
+          Pair p;
+          p.a.Close();
+          std::string chunk(64 << 10, 'x');
+          try {
+            for (int i = 0; i < 1000; i++) p.b.Write(chunk.data(), chunk.size());
+            code = 4;  // never failed
+          } catch (const Error& e) {
+            bool gone = e.Errno() == EPIPE || e.Errno() == ECONNRESET;
+            code = gone ? 0 : 5;
+          }
+        });
+        std::exit(code);
+      },
+      testing::ExitedWithCode(0), "");
+}
+
+std::atomic<int> userSigpipes{0};
+void CountSigpipe(int) { userSigpipes.fetch_add(1); }
+
+// A pipe through poll::FD whose reader has gone: EPIPE ("broken pipe"), not
+// death, and a handler the program installed for SIGPIPE stays installed,
+// not called for gort's write, still called for the program's own writes.
+TEST_F(NetDeathTest, BrokenPipeThroughFDIsAnErrorAndLeavesHandler) {
+  EXPECT_EXIT(
+      {
+        struct sigaction sa {};
+        sa.sa_handler = CountSigpipe;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGPIPE, &sa, nullptr);
+        int code = 3;
+        gort::Run([&code] {
+          int p[2];
+          if (pipe(p) != 0) return;
+          close(p[0]);
+          gort::poll::FD w(p[1]);
+          try {
+            w.Write("x", 1);
+            code = 4;
+          } catch (const Error& e) {
+            bool ok = e.Errno() == EPIPE &&
+                      std::string(e.what()).find("broken pipe") !=
+                          std::string::npos;
+            code = ok ? 0 : 5;
+          }
+        });
+        struct sigaction now {};
+        sigaction(SIGPIPE, nullptr, &now);
+        if (code == 0 && now.sa_handler != CountSigpipe) code = 6;
+        if (code == 0 && userSigpipes.load() != 0) code = 7;
+        sigset_t mask;
+        pthread_sigmask(SIG_BLOCK, nullptr, &mask);
+        if (code == 0 && sigismember(&mask, SIGPIPE)) code = 8;
+        int q[2];
+        if (code == 0 && pipe(q) == 0) {
+          close(q[0]);
+          if (write(q[1], "x", 1) >= 0 || userSigpipes.load() != 1) code = 9;
+        }
+        std::exit(code);
+      },
+      testing::ExitedWithCode(0), "");
+}
+
+// A raw loopback TCP pair: the accepted end (returned) and the client end.
+std::pair<int, int> RawTCPPair() {
+  int ln = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof sa;
+  EXPECT_EQ(bind(ln, reinterpret_cast<sockaddr*>(&sa), len), 0);
+  EXPECT_EQ(listen(ln, 1), 0);
+  EXPECT_EQ(getsockname(ln, reinterpret_cast<sockaddr*>(&sa), &len), 0);
+  int cl = socket(AF_INET, SOCK_STREAM, 0);
+  EXPECT_EQ(connect(cl, reinterpret_cast<sockaddr*>(&sa), len), 0);
+  int sv = accept(ln, nullptr, nullptr);
+  close(ln);
+  return {sv, cl};
+}
+
+// A peer that sends and then resets (SO_LINGER 0), the poller having seen
+// the reset before the first Read: the data comes first, then "connection
+// reset by peer", then EOF (Go's setEventErr: only an event that is
+// EPOLLERR alone marks the descriptor, and the next event clears it).
+TEST_F(NetTest, PeerResetReturnsDataThenResetThenEOF) {
+  gort::Run([] {
+    auto [sv, cl] = RawTCPPair();
+    ASSERT_EQ(write(cl, "hello", 5), 5);
+    linger lg{1, 0};
+    setsockopt(cl, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+    close(cl);  // RST
+    pollfd pf{sv, POLLIN, 0};
+    while (!(pf.revents & (POLLHUP | POLLERR))) {
+      pf.revents = 0;
+      poll(&pf, 1, -1);  // the reset has arrived (not a timing guess)
+    }
+    gort::poll::FD fd(sv);
+    // Sleeping makes the only M block in the poller until the timer, so the
+    // reset's event is processed before the Read (it would not change the
+    // outcome of a correct implementation if it were not).
+    gort::Sleep(2ms);
+    char buf[16];
+    std::size_t n = 0;
+    try {
+      n = fd.Read(buf, sizeof buf);
+    } catch (const Error& e) {
+      FAIL() << "the data before the reset was lost: " << e.what();
+    }
+    EXPECT_EQ(std::string(buf, n), "hello");
+    try {
+      fd.Read(buf, sizeof buf);
+      ADD_FAILURE() << "no reset reported";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.Errno(), ECONNRESET) << e.what();
+      EXPECT_FALSE(e.Closed()) << e.what();
+      EXPECT_NE(std::string(e.what()).find("connection reset by peer"),
+                std::string::npos)
+          << e.what();
+    }
+    EXPECT_EQ(fd.Read(buf, sizeof buf), 0u);
+  }, Procs(1));
+}
+
+// A connected UDP socket whose peer port is closed: every Read after a send
+// reports the ICMP error ("connection refused"), never "use of closed file".
+TEST_F(NetTest, UDPRefusedIsNotClosed) {
+  gort::Run([] {
+    int gone = socket(AF_INET, SOCK_DGRAM, 0);
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof sa;
+    ASSERT_EQ(bind(gone, reinterpret_cast<sockaddr*>(&sa), len), 0);
+    ASSERT_EQ(getsockname(gone, reinterpret_cast<sockaddr*>(&sa), &len), 0);
+    close(gone);
+    int u = socket(AF_INET, SOCK_DGRAM, 0);
+    ASSERT_EQ(connect(u, reinterpret_cast<sockaddr*>(&sa), len), 0);
+    gort::poll::FD fd(u);
+    for (int i = 0; i < 3; i++) {
+      fd.Write("x", 1);
+      // As above: the M blocks in the poller, which sees the ICMP error's
+      // event (EPOLLERR | EPOLLOUT) before the Read.
+      gort::Sleep(2ms);
+      char c;
+      try {
+        fd.Read(&c, 1);
+        ADD_FAILURE() << "read from a closed port";
+      } catch (const Error& e) {
+        EXPECT_FALSE(e.Closed()) << "round " << i << ": " << e.what();
+        EXPECT_EQ(e.Errno(), ECONNREFUSED) << "round " << i << ": " << e.what();
+      }
+    }
+  }, Procs(1));
+}
+
+// Cancelling DialContext while its connect starts is never missed: the
+// deadline is set before the interrupter is registered (Go's order), so the
+// interrupter's past deadline is not overwritten. Many tries at GOMAXPROCS 2
+// (the race); each missed cancel would wait for the context's deadline.
+TEST_F(NetTest, DialContextCancelNeverMissed) {
+  StuckListener stuck;
+  if (stuck.Port() == 0) GTEST_SKIP() << "this kernel completes such connects";
+  std::string addr = "127.0.0.1:" + std::to_string(stuck.Port());
+  gort::Run([&] {
+    int timeouts = 0;
+    for (int i = 0; i < 2000; i++) {
+      auto [ctx, cancel] = gort::WithTimeout(gort::Background(), 20s);
+      gort::Go([cancel = cancel] { cancel(); });
+      try {
+        gort::net::DialContext(ctx, "tcp", addr);
+        ADD_FAILURE() << "connected to a full listener";
+      } catch (const Error& e) {
+        if (e.Timeout()) timeouts++;
+      }
+      cancel();
+    }
+    EXPECT_EQ(timeouts, 0) << "cancels missed (waited for the deadline)";
+  }, Procs(2));
+}
+
+// A deadline set and cleared leaves no timer behind (Go's deltimer), so a
+// real deadlock afterwards is still reported by checkdead.
+TEST_F(NetDeathTest, ClearedDeadlineLeavesDeadlockVisible) {
+  EXPECT_EXIT(gort::Run([] {
+                int p[2];
+                if (pipe(p) != 0) return;
+                gort::poll::FD r(p[0]);
+                r.SetReadDeadline(Clock::now() + 1h);
+                r.SetReadDeadline(Clock::time_point{});
+                gort::Chan<int> nil;
+                nil.Recv();
+              }),
+              testing::ExitedWithCode(2),
+              "fatal error: all goroutines are asleep - deadlock!");
+}
+
+// A descriptor the poller cannot take (a regular file): a deadline is an
+// error, as Go's "file type does not support deadline", not ignored.
+TEST_F(NetTest, DeadlineOnUnpollableFD) {
+  gort::Run([] {
+    char path[] = "/tmp/gort-net-test-XXXXXX";
+    int f = mkstemp(path);
+    ASSERT_GE(f, 0);
+    unlink(path);
+    gort::poll::FD fd(f);
+    try {
+      fd.SetReadDeadline(Clock::now() + 1s);
+      ADD_FAILURE() << "deadline accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("file type does not support deadline"),
+                std::string::npos)
+          << e.what();
+    }
+    EXPECT_EQ(fd.Write("ab", 2), 2u);
+  });
+}
+
+// Go's address forms: an empty port is 0, a port may be a service name,
+// a v4 client of a dual-stack [::] listener prints as IPv4, "tcp6" is IPv6
+// only, an IPv6 zone is kept.
+TEST_F(NetTest, GoAddressForms) {
+  gort::Run([] {
+    Listener any = gort::net::Listen("tcp", "127.0.0.1:");
+    EXPECT_NE(any.Addr(), "127.0.0.1:0");
+    EXPECT_EQ(any.Addr().rfind("127.0.0.1:", 0), 0u) << any.Addr();
+    try {
+      Conn c = gort::net::Dial("tcp", "127.0.0.1:http");
+      EXPECT_EQ(c.RemoteAddr(), "127.0.0.1:80");
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("127.0.0.1:80:"), std::string::npos)
+          << e.what();
+    }
+    try {
+      gort::net::DialTimeout("tcp", "[fe80::1%lo]:1", 1s);
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("[fe80::1%lo]:1"),
+                std::string::npos)
+          << e.what();
+    }
+    Listener dual;
+    try {
+      dual = gort::net::Listen("tcp", "[::]:0");
+    } catch (const Error& e) {
+      GTEST_SKIP() << "no IPv6: " << e.what();
+    }
+    std::string port = dual.Addr().substr(dual.Addr().rfind(':') + 1);
+    gort::Chan<std::string> peer = gort::MakeChan<std::string>(1);
+    gort::Go([&dual, peer]() mutable {
+      Conn c = dual.Accept();
+      peer.Send(c.RemoteAddr() + " " + c.LocalAddr());
+    });
+    Conn c = gort::net::Dial("tcp4", "127.0.0.1:" + port);
+    EXPECT_EQ(peer.Recv(), c.LocalAddr() + " 127.0.0.1:" + port);
+    Listener only6 = gort::net::Listen("tcp6", "[::]:0");
+    std::string port6 = only6.Addr().substr(only6.Addr().rfind(':') + 1);
+    try {
+      gort::net::Dial("tcp4", "127.0.0.1:" + port6);
+      ADD_FAILURE() << "a tcp6 listener took an IPv4 connection";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.Errno(), ECONNREFUSED) << e.what();
+    }
+  });
+}
+
+// "@name" is a Linux abstract unix socket: no file is made, the address
+// reads back as "@name", and Close has no file to remove.
+TEST_F(NetTest, AbstractUnixSocket) {
+  std::string name = "@gort-net-test-" + std::to_string(getpid());
+  gort::Run([&name] {
+    Listener ln = gort::net::Listen("unix", name);
+    EXPECT_EQ(ln.Addr(), name);
+    struct stat st;
+    EXPECT_NE(stat(name.c_str(), &st), 0) << "a file was made for " << name;
+    gort::Go([&ln] { Echo(ln.Accept()); });
+    Conn c = gort::net::Dial("unix", name);
+    EXPECT_EQ(c.RemoteAddr(), name);
+    c.Write("hi", 2);
+    char buf[2];
+    EXPECT_EQ(ReadFull(c, buf, 2), 2u);
+    c.Close();
+  });
+}
+
+// Error::code() is portable (generic category), and a Write that fails part
+// way says how much went out.
+TEST_F(NetTest, ErrorCodeAndPartialWrite) {
+  gort::Run([] {
+    Listener ln = gort::net::Listen("tcp", "127.0.0.1:0");
+    std::string addr = ln.Addr();
+    ln.Close();
+    try {
+      gort::net::Dial("tcp", addr);
+      ADD_FAILURE() << "dialled a closed port";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), std::errc::connection_refused) << e.what();
+    }
+    Pair p;
+    std::string big(64 << 20, 'x');
+    gort::Chan<int> done = gort::MakeChan<int>(1);
+    gort::Go([&p, &big, done]() mutable {
+      try {
+        p.a.Write(big.data(), big.size());
+        ADD_FAILURE() << "64 MiB went into an unread socket";
+      } catch (const Error& e) {
+        EXPECT_TRUE(e.Timeout()) << e.what();
+        EXPECT_EQ(e.code(), std::errc::timed_out) << e.what();
+        EXPECT_GT(e.Written(), 0u);
+        EXPECT_LT(e.Written(), big.size());
+      }
+      done.Send(1);
+    });
+    LetOthersPark();  // the writer filled the socket and is parked
+    p.a.SetWriteDeadline(Clock::now() - 1s);
+    done.Recv();
+  }, Procs(1));
+}
+
+// Listener::SetDeadline: Accept times out, and clearing it lets Accept on.
+TEST_F(NetTest, ListenerDeadline) {
+  gort::Run([] {
+    Listener ln = gort::net::Listen("tcp", "127.0.0.1:0");
+    ln.SetDeadline(Clock::now() + 10ms);
+    try {
+      ln.Accept();
+      ADD_FAILURE() << "accepted nothing";
+    } catch (const Error& e) {
+      EXPECT_TRUE(e.Timeout()) << e.what();
+    }
+    ln.SetDeadline(Clock::time_point{});
+    Conn c = gort::net::Dial("tcp", ln.Addr());
+    EXPECT_TRUE(ln.Accept().Valid());
+  });
+}
+
+// The descriptor of this process's socket bound to local address addr.
+int FdOfLocalAddr(const std::string& addr) {
+  for (int fd = 3; fd < 4096; fd++) {
+    sockaddr_in sa{};
+    socklen_t len = sizeof sa;
+    if (getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len) != 0 ||
+        sa.sin_family != AF_INET) {
+      continue;
+    }
+    char buf[INET_ADDRSTRLEN];
+    inet_ntop(AF_INET, &sa.sin_addr, buf, sizeof buf);
+    if (std::string(buf) + ":" + std::to_string(ntohs(sa.sin_port)) == addr) {
+      int type = 0;
+      socklen_t tl = sizeof type;
+      getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl);
+      if (type == SOCK_STREAM) return fd;
+    }
+  }
+  return -1;
+}
+
+int IntOpt(int fd, int level, int opt) {
+  int v = -1;
+  socklen_t len = sizeof v;
+  getsockopt(fd, level, opt, &v, &len);
+  return v;
+}
+
+// Go's TCP defaults (no delay, keep-alive every 15 s) and the setters.
+TEST_F(NetTest, TCPOptions) {
+  gort::Run([] {
+    Pair p;
+    int fd = FdOfLocalAddr(p.a.LocalAddr());
+    ASSERT_GE(fd, 0);
+    EXPECT_EQ(IntOpt(fd, IPPROTO_TCP, TCP_NODELAY), 1);
+    EXPECT_EQ(IntOpt(fd, SOL_SOCKET, SO_KEEPALIVE), 1);
+    EXPECT_EQ(IntOpt(fd, IPPROTO_TCP, TCP_KEEPIDLE), 15);
+    EXPECT_EQ(IntOpt(fd, IPPROTO_TCP, TCP_KEEPINTVL), 15);
+    int afd = FdOfLocalAddr(p.b.LocalAddr());  // the accepted end too
+    if (afd == fd) afd = -1;
+    p.a.SetNoDelay(false);
+    p.a.SetKeepAlive(false);
+    EXPECT_EQ(IntOpt(fd, IPPROTO_TCP, TCP_NODELAY), 0);
+    EXPECT_EQ(IntOpt(fd, SOL_SOCKET, SO_KEEPALIVE), 0);
+    p.a.SetKeepAlivePeriod(29500ms);
+    EXPECT_EQ(IntOpt(fd, IPPROTO_TCP, TCP_KEEPIDLE), 30);
+    p.a.SetReadBuffer(1 << 16);
+    EXPECT_GE(IntOpt(fd, SOL_SOCKET, SO_RCVBUF), 1 << 16);
+    p.a.SetWriteBuffer(1 << 16);
+    EXPECT_GE(IntOpt(fd, SOL_SOCKET, SO_SNDBUF), 1 << 16);
+    p.a.SetLinger(0);
+    linger l{};
+    socklen_t len = sizeof l;
+    getsockopt(fd, SOL_SOCKET, SO_LINGER, &l, &len);
+    EXPECT_EQ(l.l_onoff, 1);
+    EXPECT_EQ(l.l_linger, 0);
+    p.a.Close();
+    try {
+      p.a.SetNoDelay(true);
+      ADD_FAILURE() << "set an option on a closed Conn";
+    } catch (const Error& e) {
+      EXPECT_TRUE(e.Closed()) << e.what();
+    }
+    char c;
+    try {
+      p.b.Read(&c, 1);  // the linger-0 close reset the connection
+      ADD_FAILURE() << "read after a reset";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), std::errc::connection_reset) << e.what();
+    }
+  });
+}
+
+// WriteBuffers writes every buffer, in order, across partial writes (a
+// large buffer fills the socket, the reader drains it).
+TEST_P(NetProcsTest, WriteBuffersInOrder) {
+  gort::Run(
+      [] {
+        Pair p;
+        std::string big(8 << 20, '\0');
+        for (std::size_t i = 0; i < big.size(); i++) big[i] = char(i * 7);
+        std::vector<std::string_view> bufs = {"ab", "", "cd", big, "ef"};
+        std::string want = "abcd" + big + "ef";
+        gort::Chan<std::string> got = gort::MakeChan<std::string>(1);
+        gort::Go([&p, n = want.size(), got]() mutable {
+          std::string s(n, '\0');
+          s.resize(ReadFull(p.b, s.data(), n));
+          got.Send(s);
+        });
+        EXPECT_EQ(p.a.WriteBuffers(bufs), want.size());
+        EXPECT_TRUE(got.Recv() == want);
+      },
+      Opts());
+}
+
+TEST_F(NetTest, SplitAndJoinHostPort) {
+  using gort::net::JoinHostPort;
+  using gort::net::SplitHostPort;
+  EXPECT_EQ(SplitHostPort("example.com:80"),
+            std::make_pair(std::string("example.com"), std::string("80")));
+  EXPECT_EQ(SplitHostPort("[::1]:http"),
+            std::make_pair(std::string("::1"), std::string("http")));
+  EXPECT_EQ(SplitHostPort(":0"), std::make_pair(std::string(), std::string("0")));
+  EXPECT_THROW(SplitHostPort("::1:80"), Error);
+  EXPECT_THROW(SplitHostPort("example.com"), Error);
+  EXPECT_EQ(JoinHostPort("::1", "80"), "[::1]:80");
+  EXPECT_EQ(JoinHostPort("127.0.0.1", "80"), "127.0.0.1:80");
+}
+#endif  // !defined(_WIN32)
 
 }  // namespace

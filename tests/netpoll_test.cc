@@ -198,6 +198,49 @@ TEST_F(NetpollTest, DeadlineTimerPool) {
       Procs(1));
 }
 
+// The number of timers in the current P's heap.
+std::size_t HeapTimers() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  P* pp = getg()->m->p;
+  lock(&pp->timersLock);
+  std::size_t n = pp->timers.size();
+  unlock(&pp->timersLock);
+  return n;
+}
+
+// Clearing a deadline, moving it earlier or closing the descriptor deletes
+// the armed timer from the heap (Go's deltimer) instead of leaving it there
+// until its time: 200 000 set-then-clear cycles of a 1-hour deadline leave
+// the heap as it was and take no new deadline timer.
+TEST_F(NetpollTest, ClearedDeadlinesLeaveTheHeap) {
+  gort::Run(
+      [] {
+        std::intptr_t efd = NewPollable();
+        int err = 0;
+        pollDesc* pd = pollOpen(efd, &err);
+        ASSERT_NE(pd, nullptr);
+        constexpr std::int64_t kHour = 3'600'000'000'000;
+        std::size_t before = HeapTimers();
+        std::int32_t allocated = deadlineTimersAllocated();
+        for (int i = 0; i < 200'000; i++) {
+          pollSetDeadline(pd, gort::os::nanotime() + kHour,
+                          gort::os::kPollRead | gort::os::kPollWrite);
+          pollSetDeadline(pd, 0, gort::os::kPollRead | gort::os::kPollWrite);
+        }
+        EXPECT_EQ(HeapTimers(), before);
+        EXPECT_LE(deadlineTimersAllocated(), allocated + 2);
+        for (int i = 0; i < 1000; i++) {  // each one earlier than the last
+          pollSetDeadline(pd, gort::os::nanotime() + kHour - i,
+                          gort::os::kPollRead);
+        }
+        EXPECT_EQ(HeapTimers(), before + 1);
+        pollUnblock(pd);
+        EXPECT_EQ(HeapTimers(), before);
+        pollClose(pd);
+        ClosePollable(efd);
+      },
+      Procs(1));
+}
+
 // netpollBreak wakes a blocking netpoll at once; several breaks cost one
 // wake-up, and a poll with no timeout returns after the break.
 TEST_F(NetpollTest, BreakWakesBlockingPoll) {

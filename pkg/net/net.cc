@@ -10,6 +10,8 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "gort/net.h"
 #include "gort/runtime.h"
@@ -63,12 +65,12 @@ Error plainError(const std::string& msg) { return Error(msg, false, false, 0); }
 // opError mirrors Go's OpError.Error (net/net.go:473): "op net [src->]addr: [syscall: ]err".
 Error opError(const std::string& op, const std::string& net,
               const std::string& src, const std::string& addr,
-              const char* syscall, int code) {
+              const char* syscall, int code, std::size_t n = 0) {
   std::string s = op + " " + net;
   if (!src.empty()) s += " " + src + "->" + addr;
   else if (!addr.empty()) s += " " + addr;
   if (code > 0 && syscall != nullptr) s += std::string(": ") + syscall;
-  return pi::makeError(s, code, false);
+  return pi::makeError(s, code, false, n);
 }
 
 struct target {
@@ -134,13 +136,18 @@ target resolve(const std::string& op, const std::string& net,
   if (!splitHostPort(address, &host, &port, &why)) {
     throw addrError(op, net, addr, why);
   }
+  // Go's parsePort: empty is port 0, a name is looked up ("http": 80).
   char* end = nullptr;
-  long p = port.empty() ? -1 : std::strtol(port.c_str(), &end, 10);
-  if (port.empty() || *end != '\0') throw addrError(op, net, port, "unknown port");
+  long p = port.empty() ? 0 : std::strtol(port.c_str(), &end, 10);
+  if (!port.empty() && *end != '\0') {
+    p = BlockingSyscall([&] { return os::lookupPort(port); });
+    if (p < 0) throw addrError(op, net, port, "unknown port");
+  }
   if (p < 0 || p > 65535) throw addrError(op, net, port, "invalid port");
   bool want4 = net != "tcp6", want6 = net != "tcp4";
   unsigned char ip[16] = {};
   bool v4 = true;
+  std::uint32_t zone = 0;
   if (host.empty()) {
     v4 = want4;  // every address: 0.0.0.0 or ::
     if (!listening) {
@@ -152,7 +159,7 @@ target resolve(const std::string& op, const std::string& net,
     v4 = want4;
     if (v4) ip[0] = 127, ip[3] = 1;
     else ip[15] = 1;
-  } else if (!os::parseIP(host, ip, &v4)) {
+  } else if (!os::parseIP(host, ip, &v4, &zone)) {
     int err = BlockingSyscall(
         [&] { return os::lookupHost(host, want4, want6, ip, &v4); });
     if (err != 0) {
@@ -164,7 +171,7 @@ target resolve(const std::string& op, const std::string& net,
     throw addrError(op, net, host, "no suitable address found");
   }
   t.family = v4 ? os::Family::kInet4 : os::Family::kInet6;
-  os::sockaddrInet(ip, v4, static_cast<int>(p), &t.sa);
+  os::sockaddrInet(ip, v4, static_cast<int>(p), &t.sa, zone);
   t.text = os::sockaddrString(t.sa);
   return t;
 }
@@ -192,24 +199,23 @@ pi::fdImpl* newSocket(const std::string& op, const std::string& net,
     os::fdClose(s);
     throw opError(op, net, "", t.text, "socket", err);
   }
+  // Go's setDefaultSockopts: "tcp6" is IPv6 only, "tcp" on [::] both.
+  if (t.family == os::Family::kInet6) os::sockV6Only(s, net == "tcp6");
   return fd;
 }
 
-// connect mirrors Go's netFD.connect (net/fd_unix.go:55); returns 0 or a code.
-int connect(pi::fdImpl* fd, const target& t, std::int64_t deadline,
-            const char** syscall) {
+// connect mirrors Go's netFD.connect (net/fd_unix.go:55); the caller has set
+// the deadline. Returns 0 or a code.
+int connect(pi::fdImpl* fd, const target& t, const char** syscall) {
   *syscall = "connect";
   if (os::ioCompletion()) {  // Windows: ConnectEx on the write operation
-    if (deadline != 0) pi::fdSetDeadline(fd, deadline, os::kPollWrite);
     int err = pi::fdConnectIO(fd, t.sa);
     if (err == pi::kErrTimeout || err == pi::kErrClosing) *syscall = nullptr;
-    if (err == 0 && deadline != 0) pi::fdSetDeadline(fd, 0, os::kPollWrite);
     return err;
   }
   int err = os::sockConnect(fd->sysfd, t.sa);
   if (err == 0) return 0;
   if (err != os::kErrInProgress) return err;
-  if (deadline != 0) pi::fdSetDeadline(fd, deadline, os::kPollWrite);
   for (;;) {
     if (int werr = pi::fdWaitWrite(fd)) {
       *syscall = nullptr;
@@ -229,11 +235,18 @@ int connect(pi::fdImpl* fd, const target& t, std::int64_t deadline,
     if (os::sockConnect(fd->sysfd, t.sa) == os::kErrInProgress) continue;
     return soerr;
   }
-  if (deadline != 0) pi::fdSetDeadline(fd, 0, os::kPollWrite);
   return 0;
 }
 
 connImpl* newConn(pi::fdImpl* fd);
+
+// tcpDefaults: what Go sets on a new TCP connection: no Nagle delay,
+// keep-alive probes after 15 s idle, every 15 s.
+void tcpDefaults(std::intptr_t fd) {
+  os::sockNoDelay(fd);
+  os::sockKeepAlive(fd, true);
+  os::sockKeepAlivePeriod(fd, 15);
+}
 
 // ctxErr: the code a dial bounded by ctx fails with once ctx is done (Go's
 // mapErr: context.Canceled reads "operation was canceled", a passed
@@ -259,6 +272,9 @@ Conn dial(std::string_view network, std::string_view address,
   if (int cerr = ctxErr(ctx)) throw opError("dial", net, "", t.text, nullptr, cerr);
   pi::fdImpl* fd = newSocket("dial", net, t);
   const char* syscall = nullptr;
+  // The deadline first, then the interrupter (Go's netFD.connect): set
+  // after, the deadline would overwrite a cancel that came in between.
+  if (deadline != 0) pi::fdSetDeadline(fd, deadline, os::kPollWrite);
   std::function<bool()> stop;
   auto interrupted = std::make_shared<gort::WaitGroup>();
   if (ctx != nullptr && ctx->Done()) {
@@ -268,7 +284,7 @@ Conn dial(std::string_view network, std::string_view address,
       interrupted->Done();
     });
   }
-  int err = connect(fd, t, deadline, &syscall);
+  int err = connect(fd, t, &syscall);
   if (stop && !stop()) {
     // ctx ended during the connect: the dial fails even if it connected
     // (Go's connect (net/fd_unix.go:55) does too), once the interrupter is done with fd.
@@ -280,7 +296,8 @@ Conn dial(std::string_view network, std::string_view address,
     pi::fdFree(fd);
     throw opError("dial", net, "", t.text, syscall, err);
   }
-  if (t.family != os::Family::kUnix) os::sockNoDelay(fd->sysfd);
+  if (deadline != 0) pi::fdSetDeadline(fd, 0, os::kPollWrite);
+  if (t.family != os::Family::kUnix) tcpDefaults(fd->sysfd);
   connImpl* c = newConn(fd);
   c->net = net;
   c->laddr = localName(fd->sysfd);
@@ -296,15 +313,17 @@ connImpl* needConn(connImpl* c, const char* op) {
   return c;
 }
 
-Error connError(const connImpl* c, const char* op, int code) {
-  return opError(op, c->net, c->laddr, c->raddr, op, code);
+Error connError(const connImpl* c, const char* op, int code,
+                std::size_t n = 0) {
+  return opError(op, c->net, c->laddr, c->raddr, op, code, n);
 }
 
 // raiseConn / raiseListener: the fdImpl's raise for a Conn and a Listener.
-void raiseConn(const void* owner, const char* op, int code) {
-  throw connError(static_cast<const connImpl*>(owner), op, code);
+void raiseConn(const void* owner, const char* op, int code, std::size_t n) {
+  throw connError(static_cast<const connImpl*>(owner), op, code, n);
 }
-void raiseListener(const void* owner, const char* op, int code) {
+void raiseListener(const void* owner, const char* op, int code,
+                   std::size_t) {
   const auto* l = static_cast<const listenerImpl*>(owner);
   throw opError(op, l->net, "", l->addr, op, code);
 }
@@ -354,7 +373,19 @@ std::size_t Conn::Write(const void* buf, std::size_t n) {
   connImpl* c = needConn(impl_, "write");
   std::size_t put = 0;
   if (int err = pi::fdWrite(c->fd, buf, n, &put)) {
-    throw connError(c, "write", err);
+    throw connError(c, "write", err, put);
+  }
+  return put;
+}
+
+std::size_t Conn::WriteBuffers(std::span<const std::string_view> buffers) {
+  connImpl* c = needConn(impl_, "writev");
+  std::vector<os::IoVec> v;
+  v.reserve(buffers.size());
+  for (std::string_view b : buffers) v.push_back({b.data(), b.size()});
+  std::size_t put = 0;
+  if (int err = pi::fdWritev(c->fd, v.data(), v.size(), &put)) {
+    throw connError(c, "writev", err, put);
   }
   return put;
 }
@@ -379,6 +410,57 @@ void Conn::SetWriteDeadline(std::chrono::steady_clock::time_point t) {
   if (int err = pi::fdSetDeadline(c->fd, pi::fdDeadline(t), os::kPollWrite)) {
     throw connError(c, "set", err);
   }
+}
+
+namespace {
+// sockopt applies a socket option under a reference to c's descriptor
+// (Go's TCPConn setters: "set tcp a->b: setsockopt: <err>").
+template <class F>
+void sockopt(connImpl* c, F set) {
+  if (!pi::fdIncref(c->fd)) throw connError(c, "set", pi::kErrClosing);
+  int err = set(c->fd->sysfd);
+  pi::fdDecref(c->fd);
+  if (err != 0) {
+    throw opError("set", c->net, c->laddr, c->raddr, "setsockopt", err);
+  }
+}
+int keepAliveSecs(std::chrono::nanoseconds d) {
+  auto s = std::chrono::ceil<std::chrono::seconds>(d).count();
+  return s < 1 ? 1 : s > 1 << 20 ? 1 << 20 : static_cast<int>(s);
+}
+}  // namespace
+
+void Conn::SetNoDelay(bool on) {
+  sockopt(needConn(impl_, "set"),
+          [on](std::intptr_t fd) { return os::sockSetNoDelay(fd, on); });
+}
+
+void Conn::SetKeepAlive(bool on) {
+  sockopt(needConn(impl_, "set"),
+          [on](std::intptr_t fd) { return os::sockKeepAlive(fd, on); });
+}
+
+void Conn::SetKeepAlivePeriod(std::chrono::nanoseconds period) {
+  int secs = keepAliveSecs(period);
+  sockopt(needConn(impl_, "set"), [secs](std::intptr_t fd) {
+    return os::sockKeepAlivePeriod(fd, secs);
+  });
+}
+
+void Conn::SetLinger(int secs) {
+  sockopt(needConn(impl_, "set"),
+          [secs](std::intptr_t fd) { return os::sockLinger(fd, secs); });
+}
+
+void Conn::SetReadBuffer(int bytes) {
+  sockopt(needConn(impl_, "set"),
+          [bytes](std::intptr_t fd) { return os::sockBuffer(fd, true, bytes); });
+}
+
+void Conn::SetWriteBuffer(int bytes) {
+  sockopt(needConn(impl_, "set"), [bytes](std::intptr_t fd) {
+    return os::sockBuffer(fd, false, bytes);
+  });
 }
 
 void Conn::CloseWrite() {
@@ -424,7 +506,7 @@ Conn Listener::Accept() {
     os::fdClose(nfd);
     throw opError("accept", l->net, "", l->addr, "accept", err);
   }
-  if (l->net != "unix") os::sockNoDelay(nfd);
+  if (l->net != "unix") tcpDefaults(nfd);
   connImpl* c = newConn(fd);
   c->net = l->net;
   c->laddr = l->net == "unix" ? l->addr : localName(nfd);
@@ -448,6 +530,31 @@ void Listener::Close() {
 
 std::string Listener::Addr() const { return impl_ ? impl_->addr : ""; }
 
+void Listener::SetDeadline(std::chrono::steady_clock::time_point t) {
+  pi::checkInRun("net::Listener::SetDeadline");
+  if (impl_ == nullptr) {
+    throw plainError("set: invalid argument (empty net::Listener)");
+  }
+  if (int err = pi::fdSetDeadline(impl_->fd, pi::fdDeadline(t),
+                                  os::kPollRead)) {
+    throw opError("set", impl_->net, "", impl_->addr, nullptr, err);
+  }
+}
+
+std::pair<std::string, std::string> SplitHostPort(std::string_view hostport) {
+  std::string host, port, why;
+  if (!splitHostPort(hostport, &host, &port, &why)) {
+    throw plainError("address " + std::string(hostport) + ": " + why);
+  }
+  return {host, port};
+}
+
+std::string JoinHostPort(std::string_view host, std::string_view port) {
+  std::string h(host);
+  if (h.find(':') != std::string::npos) h = "[" + h + "]";
+  return h + ":" + std::string(port);
+}
+
 Listener Listen(std::string_view network, std::string_view address) {
   pi::checkInRun("net::Listen");
   std::string net(network);
@@ -460,7 +567,7 @@ Listener Listen(std::string_view network, std::string_view address) {
   }
   if (int err = os::sockListen(fd->sysfd)) {
     pi::fdFree(fd);
-    if (!inet) os::unlinkPath(t.text);
+    if (!inet && t.text[0] != '@') os::unlinkPath(t.text);
     throw opError("listen", net, "", t.text, "listen", err);
   }
   auto* l = new listenerImpl;
@@ -469,7 +576,7 @@ Listener Listen(std::string_view network, std::string_view address) {
   fd->raise = raiseListener;
   l->net = net;
   l->addr = inet ? localName(fd->sysfd) : t.text;
-  if (!inet) l->unlink = t.text;
+  if (!inet && t.text[0] != '@') l->unlink = t.text;  // not abstract
   return internal::access::listener(l);
 }
 
@@ -480,14 +587,10 @@ Conn Dial(std::string_view network, std::string_view address) {
 Conn DialTimeout(std::string_view network, std::string_view address,
                  std::chrono::nanoseconds timeout) {
   pi::checkInRun("net::DialTimeout");
+  // Go's Dialer.Timeout: zero or less means no timeout.
+  if (timeout.count() <= 0) return dial(network, address, 0);
   std::int64_t deadline = pi::fdDeadline(std::chrono::steady_clock::now() +
                                          timeout);
-  if (timeout.count() <= 0) deadline = -1;
-  std::string net(network);
-  if (deadline < 0) {
-    target t = resolve("dial", net, address, false);
-    throw opError("dial", net, "", t.text, nullptr, pi::kErrTimeout);
-  }
   return dial(network, address, deadline);
 }
 

@@ -72,18 +72,41 @@ int sockPeer(std::intptr_t fd, SockAddr* sa) {
   return sockAddrOf(getpeername, fd, sa);
 }
 
-bool parseIP(const std::string& s, unsigned char* ip, bool* v4) {
+bool parseIP(const std::string& s, unsigned char* ip, bool* v4,
+             std::uint32_t* zone) {
   netStartup();
   std::memset(ip, 0, 16);
+  if (zone != nullptr) *zone = 0;
   if (inet_pton(AF_INET, s.c_str(), ip) == 1) {
     *v4 = true;
     return true;
   }
-  if (inet_pton(AF_INET6, s.c_str(), ip) == 1) {
+  std::size_t pct = s.find('%');
+  if (pct != std::string::npos && (zone == nullptr || pct + 1 == s.size())) {
+    return false;
+  }
+  if (inet_pton(AF_INET6, s.substr(0, pct).c_str(), ip) == 1) {
     *v4 = false;
+    if (pct != std::string::npos) *zone = zoneIndex(s.substr(pct + 1));
     return true;
   }
   return false;
+}
+
+int lookupPort(const std::string& service) {
+  netStartup();
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  addrinfo* res = nullptr;
+  if (getaddrinfo(nullptr, service.c_str(), &hints, &res) != 0 ||
+      res == nullptr) {
+    return -1;
+  }
+  int port = ntohs(reinterpret_cast<sockaddr_in*>(res->ai_addr)->sin_port);
+  freeaddrinfo(res);
+  return port;
 }
 
 int lookupHost(const std::string& host, bool want4, bool want6,
@@ -105,7 +128,8 @@ int lookupHost(const std::string& host, bool want4, bool want6,
   return pick != nullptr ? 0 : kErrNoSuchHost;
 }
 
-bool sockaddrInet(const unsigned char* ip, bool v4, int port, SockAddr* sa) {
+bool sockaddrInet(const unsigned char* ip, bool v4, int port, SockAddr* sa,
+                  std::uint32_t zone) {
   std::memset(sa->data, 0, sizeof sa->data);
   const auto nport = htons(static_cast<std::uint16_t>(port));
   if (v4) {
@@ -119,6 +143,7 @@ bool sockaddrInet(const unsigned char* ip, bool v4, int port, SockAddr* sa) {
     a->sin6_family = AF_INET6;
     a->sin6_port = nport;
     std::memcpy(&a->sin6_addr, ip, 16);
+    a->sin6_scope_id = zone;
     sa->len = sizeof *a;
   }
   return true;
@@ -135,11 +160,20 @@ std::string sockaddrString(const SockAddr& sa) {
   }
   if (a->sa_family == AF_INET6) {
     const auto* in = reinterpret_cast<const sockaddr_in6*>(sa.data);
+    std::string port = std::to_string(ntohs(in->sin6_port));
+    const auto* b = reinterpret_cast<const unsigned char*>(&in->sin6_addr);
+    static constexpr unsigned char kV4Mapped[12] = {0, 0, 0, 0, 0, 0,
+                                                    0, 0, 0, 0, 0xff, 0xff};
+    if (std::memcmp(b, kV4Mapped, 12) == 0) {  // a v4 peer of a [::] socket
+      inet_ntop(AF_INET, b + 12, buf, sizeof buf);
+      return std::string(buf) + ":" + port;
+    }
     inet_ntop(AF_INET6, &in->sin6_addr, buf, sizeof buf);
     // Appended, not "[" + std::string(buf): GCC 12 warns falsely
     // (-Wrestrict) on a one-character literal plus a temporary string.
-    return std::string("[").append(buf).append("]:") +
-           std::to_string(ntohs(in->sin6_port));
+    std::string host = std::string("[").append(buf);
+    if (in->sin6_scope_id != 0) host.append("%").append(zoneName(in->sin6_scope_id));
+    return host.append("]:") + port;
   }
   return sockaddrLocalString(sa);
 }

@@ -6,6 +6,7 @@
 #ifndef GORT_RUNTIME_OS_NET_ADDR_H_
 #define GORT_RUNTIME_OS_NET_ADDR_H_
 
+#include <cstdint>
 #include <string>
 
 #include "os/net_os.h"
@@ -21,6 +22,10 @@ int sockErr();
 // sockaddrLocalString: sockaddrString for the address families beyond
 // IPv4 and IPv6 that the OS has (unix-domain paths on POSIX); "" if none.
 std::string sockaddrLocalString(const SockAddr& sa);
+// zoneIndex / zoneName: an IPv6 zone's interface index from its name (or
+// number) and back (Go's zoneCache); 0 / the number if the OS has no name.
+std::uint32_t zoneIndex(const std::string& zone);
+std::string zoneName(std::uint32_t index);
 
 }  // namespace gort::os
 

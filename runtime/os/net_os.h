@@ -33,6 +33,9 @@ struct SockAddr {
 std::string errstr(int err);
 // osErrno: the OS errno for err (0 for the negative codes).
 int osErrno(int err);
+// genericErrno: the POSIX errno value of an OS error (the same on POSIX;
+// Windows maps WSAECONNREFUSED to ECONNREFUSED...), 0 if it has none.
+int genericErrno(int err);
 // isPermErr: err means the descriptor cannot be polled (epoll's EPERM).
 bool isPermErr(int err);
 
@@ -42,8 +45,22 @@ int fdSetNonblock(std::intptr_t fd, bool on);
 int fdClose(std::intptr_t fd);
 // fdRead / fdWrite: one read(2) / write(2); *n gets the count.
 int fdRead(std::intptr_t fd, void* buf, std::size_t len, std::size_t* n);
+// fdWrite fails with EPIPE rather than raising SIGPIPE (except on fds 1
+// and 2, as Go), without touching the program's SIGPIPE handler.
 int fdWrite(std::intptr_t fd, const void* buf, std::size_t len,
             std::size_t* n);
+// sockWrite: one send(2) on a socket, MSG_NOSIGNAL (no SIGPIPE).
+int sockWrite(std::intptr_t fd, const void* buf, std::size_t len,
+              std::size_t* n);
+
+// IoVec: one buffer of a gathered write.
+struct IoVec {
+  const void* base;
+  std::size_t len;
+};
+// sockWritev: one sendmsg(2) of n buffers (MSG_NOSIGNAL); *done bytes.
+// Windows: not used (the completion model writes buffer by buffer).
+int sockWritev(std::intptr_t fd, const IoVec* v, int n, std::size_t* done);
 
 // sockSocket: a non-blocking stream socket of family f.
 int sockSocket(Family f, std::intptr_t* fd);
@@ -58,6 +75,21 @@ int sockConnect(std::intptr_t fd, const SockAddr& sa);
 int sockError(std::intptr_t fd, int* err);
 // sockNoDelay: TCP_NODELAY on (Go's default for TCP).
 int sockNoDelay(std::intptr_t fd);
+// sockKeepAlive: SO_KEEPALIVE on or off; sockKeepAlivePeriod: the idle time
+// and the probe interval in seconds (Go's setKeepAlivePeriod).
+int sockKeepAlive(std::intptr_t fd, bool on);
+int sockKeepAlivePeriod(std::intptr_t fd, int secs);
+// sockSetNoDelay: TCP_NODELAY on or off.
+int sockSetNoDelay(std::intptr_t fd, bool on);
+// sockLinger: SO_LINGER (secs < 0: off, the default).
+int sockLinger(std::intptr_t fd, int secs);
+// sockBuffer: SO_RCVBUF (read) or SO_SNDBUF.
+int sockBuffer(std::intptr_t fd, bool read, int bytes);
+// sockV6Only: IPV6_V6ONLY on or off (Go: on for "tcp6", off for "tcp").
+int sockV6Only(std::intptr_t fd, bool on);
+// lookupPort: a service name's TCP port ("http" -> 80; Go's LookupPort),
+// -1 if unknown.
+int lookupPort(const std::string& service);
 // sockShutdownWrite: shutdown(SHUT_WR).
 int sockShutdownWrite(std::intptr_t fd);
 // sockName / sockPeer: getsockname / getpeername.
@@ -66,15 +98,21 @@ int sockPeer(std::intptr_t fd, SockAddr* sa);
 
 // parseIP: a numeric IPv4 or IPv6 address into ip (16 bytes; IPv4 in the
 // first 4) and *v4; false if s is not one.
-bool parseIP(const std::string& s, unsigned char* ip, bool* v4);
+// An IPv6 address may carry a zone ("fe80::1%eth0"): *zone gets its
+// interface index if zone is not nullptr (else a zone is refused).
+bool parseIP(const std::string& s, unsigned char* ip, bool* v4,
+             std::uint32_t* zone = nullptr);
 // lookupHost: resolves a name (getaddrinfo; blocks the thread: call it in a
 // BlockingSyscall); want4 / want6 restrict the family.
 int lookupHost(const std::string& host, bool want4, bool want6,
                unsigned char* ip, bool* v4);
 // sockaddrInet / sockaddrUnix: build an address; false if it cannot be.
-bool sockaddrInet(const unsigned char* ip, bool v4, int port, SockAddr* sa);
+bool sockaddrInet(const unsigned char* ip, bool v4, int port, SockAddr* sa,
+                  std::uint32_t zone = 0);
 bool sockaddrUnix(const std::string& path, SockAddr* sa);
-// sockaddrString: "127.0.0.1:5000", "[::1]:5000", or the unix path.
+// sockaddrString: "127.0.0.1:5000", "[::1]:5000", "[fe80::1%eth0]:5000",
+// or the unix path ("@name" for an abstract one); an IPv4-mapped IPv6
+// address prints as IPv4 (Go's IP.String).
 std::string sockaddrString(const SockAddr& sa);
 // unlinkPath: removes a unix socket file.
 void unlinkPath(const std::string& path);

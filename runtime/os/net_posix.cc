@@ -3,14 +3,18 @@
 // Socket addresses are net_addr.cc's, shared with Winsock.
 #include <errno.h>
 #include <fcntl.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <pthread.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include <cctype>
+#include <cstdlib>
 #include <cstring>
 
 #include "os/net_addr.h"
@@ -53,6 +57,8 @@ int osErrno(int err) {
 
 bool isPermErr(int err) { return err == EPERM; }
 
+int genericErrno(int err) { return err > 0 ? err : 0; }
+
 int fdSetNonblock(std::intptr_t fd, bool on) {
   int fl = fcntl(fdOf(fd), F_GETFL);
   if (fl < 0) return errno;
@@ -73,12 +79,71 @@ int fdRead(std::intptr_t fd, void* buf, std::size_t len, std::size_t* n) {
   }
 }
 
+namespace {
+
+// writeNoSigpipe: write(2) that fails with EPIPE instead of raising SIGPIPE,
+// leaving the process's SIGPIPE disposition (a program's own handler) alone:
+// SIGPIPE is blocked on this thread for the call, and one the call raised is
+// taken off the thread before the old mask returns. (Go ignores SIGPIPE in
+// its handler for descriptors other than 1 and 2, os/file_unix.go's
+// epipecheck; gort installs no handler for it.)
+ssize_t writeNoSigpipe(int fd, const void* buf, std::size_t len) {
+  sigset_t pipe, old, pending;
+  sigemptyset(&pipe);
+  sigaddset(&pipe, SIGPIPE);
+  sigemptyset(&pending);
+  sigpending(&pending);
+  bool wasPending = sigismember(&pending, SIGPIPE) == 1;
+  pthread_sigmask(SIG_BLOCK, &pipe, &old);
+  ssize_t r = write(fd, buf, len);
+  int e = errno;
+  if (r < 0 && e == EPIPE && !wasPending) {
+    timespec zero{0, 0};
+    while (sigtimedwait(&pipe, nullptr, &zero) < 0 && errno == EINTR) {
+    }
+  }
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  errno = e;
+  return r;
+}
+
+}  // namespace
+
 int fdWrite(std::intptr_t fd, const void* buf, std::size_t len,
             std::size_t* n) {
   for (;;) {
-    ssize_t r = write(fdOf(fd), buf, len);
+    // Go lets a broken pipe on standard output or error kill the program.
+    ssize_t r = fd == 1 || fd == 2 ? write(fdOf(fd), buf, len)
+                                   : writeNoSigpipe(fdOf(fd), buf, len);
     if (r >= 0) {
       *n = static_cast<std::size_t>(r);
+      return 0;
+    }
+    if (errno != EINTR) return code(errno);
+  }
+}
+
+int sockWrite(std::intptr_t fd, const void* buf, std::size_t len,
+              std::size_t* n) {
+  for (;;) {
+    ssize_t r = send(fdOf(fd), buf, len, MSG_NOSIGNAL);
+    if (r >= 0) {
+      *n = static_cast<std::size_t>(r);
+      return 0;
+    }
+    if (errno != EINTR) return code(errno);
+  }
+}
+
+int sockWritev(std::intptr_t fd, const IoVec* v, int n, std::size_t* done) {
+  static_assert(sizeof(IoVec) == sizeof(iovec));
+  msghdr m{};
+  m.msg_iov = const_cast<iovec*>(reinterpret_cast<const iovec*>(v));
+  m.msg_iovlen = static_cast<std::size_t>(n);
+  for (;;) {
+    ssize_t r = sendmsg(fdOf(fd), &m, MSG_NOSIGNAL);
+    if (r >= 0) {
+      *done = static_cast<std::size_t>(r);
       return 0;
     }
     if (errno != EINTR) return code(errno);
@@ -141,6 +206,55 @@ int sockNoDelay(std::intptr_t fd) {
              : 0;
 }
 
+namespace {
+int setInt(std::intptr_t fd, int level, int opt, int v) {
+  return setsockopt(fdOf(fd), level, opt, &v, sizeof v) < 0 ? errno : 0;
+}
+}  // namespace
+
+int sockKeepAlive(std::intptr_t fd, bool on) {
+  return setInt(fd, SOL_SOCKET, SO_KEEPALIVE, on ? 1 : 0);
+}
+
+int sockKeepAlivePeriod(std::intptr_t fd, int secs) {
+  if (int err = setInt(fd, IPPROTO_TCP, TCP_KEEPINTVL, secs)) return err;
+  return setInt(fd, IPPROTO_TCP, TCP_KEEPIDLE, secs);
+}
+
+int sockSetNoDelay(std::intptr_t fd, bool on) {
+  return setInt(fd, IPPROTO_TCP, TCP_NODELAY, on ? 1 : 0);
+}
+
+int sockLinger(std::intptr_t fd, int secs) {
+  linger l{secs >= 0 ? 1 : 0, secs >= 0 ? secs : 0};
+  return setsockopt(fdOf(fd), SOL_SOCKET, SO_LINGER, &l, sizeof l) < 0 ? errno
+                                                                      : 0;
+}
+
+int sockBuffer(std::intptr_t fd, bool read, int bytes) {
+  return setInt(fd, SOL_SOCKET, read ? SO_RCVBUF : SO_SNDBUF, bytes);
+}
+
+int sockV6Only(std::intptr_t fd, bool on) {
+  int v = on ? 1 : 0;
+  return setsockopt(fdOf(fd), IPPROTO_IPV6, IPV6_V6ONLY, &v, sizeof v) < 0
+             ? errno
+             : 0;
+}
+
+std::uint32_t zoneIndex(const std::string& zone) {
+  if (unsigned i = if_nametoindex(zone.c_str())) return i;
+  char* end = nullptr;
+  unsigned long n = std::strtoul(zone.c_str(), &end, 10);
+  return *end == '\0' ? static_cast<std::uint32_t>(n) : 0;
+}
+
+std::string zoneName(std::uint32_t index) {
+  char name[IF_NAMESIZE];
+  if (if_indextoname(index, name) != nullptr) return name;
+  return std::to_string(index);
+}
+
 int sockShutdownWrite(std::intptr_t fd) {
   return shutdown(fdOf(fd), SHUT_WR) < 0 ? errno : 0;
 }
@@ -151,8 +265,12 @@ bool sockaddrUnix(const std::string& path, SockAddr* sa) {
   if (path.empty() || path.size() >= sizeof a->sun_path) return false;
   a->sun_family = AF_UNIX;
   std::memcpy(a->sun_path, path.data(), path.size());
+  // "@name": Linux's abstract namespace, a leading NUL and no terminator
+  // (Go's sockaddr for a name starting with '@').
+  bool abstract = path[0] == '@';
+  if (abstract) a->sun_path[0] = '\0';
   sa->len = static_cast<std::uint32_t>(offsetof(sockaddr_un, sun_path) +
-                                       path.size() + 1);
+                                       path.size() + (abstract ? 0 : 1));
   return true;
 }
 
@@ -163,6 +281,9 @@ std::string sockaddrLocalString(const SockAddr& sa) {
   std::size_t max = sa.len > offsetof(sockaddr_un, sun_path)
                         ? sa.len - offsetof(sockaddr_un, sun_path)
                         : 0;
+  if (max > 0 && un->sun_path[0] == '\0') {  // abstract: "@name"
+    return "@" + std::string(un->sun_path + 1, max - 1);
+  }
   return std::string(un->sun_path, strnlen(un->sun_path, max));
 }
 

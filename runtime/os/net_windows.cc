@@ -16,7 +16,12 @@
 // system's text. Errno() is the Winsock code (WSAECONNREFUSED, ...). No
 // unix-domain sockets yet. Socket addresses are net_addr.cc's, shared with
 // POSIX.
+#include <winsock2.h>
+// after winsock2.h:
+#include <mstcpip.h>
+
 #include <atomic>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -210,6 +215,31 @@ int osErrno(int err) { return err > 0 ? err : 0; }
 
 bool isPermErr(int) { return false; }
 
+int genericErrno(int err) {
+  switch (err) {
+    case WSAECONNREFUSED: return ECONNREFUSED;
+    case WSAECONNRESET: return ECONNRESET;
+    case WSAECONNABORTED: return ECONNABORTED;
+    case WSAETIMEDOUT: return ETIMEDOUT;
+    case WSAEADDRINUSE: return EADDRINUSE;
+    case WSAEADDRNOTAVAIL: return EADDRNOTAVAIL;
+    case WSAENETUNREACH: return ENETUNREACH;
+    case WSAEHOSTUNREACH: return EHOSTUNREACH;
+    case WSAENETDOWN: return ENETDOWN;
+    case WSAENETRESET: return ENETRESET;
+    case WSAENOTCONN: return ENOTCONN;
+    case WSAEWOULDBLOCK: return EWOULDBLOCK;
+    case WSAEINPROGRESS: return EINPROGRESS;
+    case WSAEMSGSIZE: return EMSGSIZE;
+    case WSAEINVAL: return EINVAL;
+    case WSAEACCES: return EACCES;
+    case WSAEMFILE: return EMFILE;
+    case WSAENOBUFS: return ENOBUFS;
+    case WSAESHUTDOWN: return EPIPE;
+    default: return 0;
+  }
+}
+
 // fdSetNonblock: nothing to do: overlapped sockets stay blocking (above).
 int fdSetNonblock(std::intptr_t, bool) { return 0; }
 
@@ -232,6 +262,15 @@ int fdWrite(std::intptr_t fd, const void* buf, std::size_t len,
   if (r < 0) return lastErr();
   *n = static_cast<std::size_t>(r);
   return 0;
+}
+
+int sockWrite(std::intptr_t fd, const void* buf, std::size_t len,
+              std::size_t* n) {
+  return fdWrite(fd, buf, len, n);  // Winsock raises no SIGPIPE
+}
+
+int sockWritev(std::intptr_t, const IoVec*, int, std::size_t*) {
+  return kErrNotSupported;  // fdWritev writes buffer by buffer here
 }
 
 int sockSocket(Family f, std::intptr_t* fd) {
@@ -282,6 +321,64 @@ int sockNoDelay(std::intptr_t fd) {
              ? lastErr()
              : 0;
 }
+
+namespace {
+int setInt(std::intptr_t fd, int level, int opt, int v) {
+  return setsockopt(sockOf(fd), level, opt, reinterpret_cast<const char*>(&v),
+                    sizeof v) != 0
+             ? lastErr()
+             : 0;
+}
+}  // namespace
+
+int sockKeepAlive(std::intptr_t fd, bool on) {
+  return setInt(fd, SOL_SOCKET, SO_KEEPALIVE, on ? 1 : 0);
+}
+
+int sockKeepAlivePeriod(std::intptr_t fd, int secs) {
+  // Go's Windows setKeepAlivePeriod: SIO_KEEPALIVE_VALS, milliseconds.
+  tcp_keepalive ka{1, static_cast<ULONG>(secs) * 1000,
+                   static_cast<ULONG>(secs) * 1000};
+  DWORD ret = 0;
+  return WSAIoctl(sockOf(fd), SIO_KEEPALIVE_VALS, &ka, sizeof ka, nullptr, 0,
+                  &ret, nullptr, nullptr) != 0
+             ? lastErr()
+             : 0;
+}
+
+int sockSetNoDelay(std::intptr_t fd, bool on) {
+  return setInt(fd, IPPROTO_TCP, TCP_NODELAY, on ? 1 : 0);
+}
+
+int sockLinger(std::intptr_t fd, int secs) {
+  linger l{static_cast<u_short>(secs >= 0 ? 1 : 0),
+           static_cast<u_short>(secs >= 0 ? secs : 0)};
+  return setsockopt(sockOf(fd), SOL_SOCKET, SO_LINGER,
+                    reinterpret_cast<const char*>(&l), sizeof l) != 0
+             ? lastErr()
+             : 0;
+}
+
+int sockBuffer(std::intptr_t fd, bool read, int bytes) {
+  return setInt(fd, SOL_SOCKET, read ? SO_RCVBUF : SO_SNDBUF, bytes);
+}
+
+int sockV6Only(std::intptr_t fd, bool on) {
+  DWORD v = on ? 1 : 0;
+  return setsockopt(sockOf(fd), IPPROTO_IPV6, IPV6_V6ONLY,
+                    reinterpret_cast<const char*>(&v), sizeof v) != 0
+             ? lastErr()
+             : 0;
+}
+
+// zoneIndex / zoneName: numeric zones only on Windows for now.
+std::uint32_t zoneIndex(const std::string& zone) {
+  char* end = nullptr;
+  unsigned long n = std::strtoul(zone.c_str(), &end, 10);
+  return *end == '\0' ? static_cast<std::uint32_t>(n) : 0;
+}
+
+std::string zoneName(std::uint32_t index) { return std::to_string(index); }
 
 int sockShutdownWrite(std::intptr_t fd) {
   return shutdown(sockOf(fd), SD_SEND) != 0 ? lastErr() : 0;

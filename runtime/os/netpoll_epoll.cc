@@ -206,7 +206,10 @@ std::int32_t netpoll(std::int64_t delay, bool highRes, PollEvent* out,
     if (mode == 0) continue;
     out[k].key = ev.data.u64;
     out[k].mode = mode;
-    out[k].err = (ev.events & EPOLLERR) != 0;
+    // Only an error and nothing else marks the descriptor (Go's
+    // setEventErr(ev.events == EPOLLERR)); a reset peer also reports
+    // EPOLLIN | EPOLLHUP, and its data must still be read.
+    out[k].err = ev.events == EPOLLERR;
     k++;
   }
   return k;

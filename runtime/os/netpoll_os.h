@@ -23,7 +23,7 @@ inline constexpr std::int32_t kPollWrite = 2;
 struct PollEvent {
   std::uint64_t key = 0;   // the key given to netpollopen
   std::int32_t mode = 0;   // kPollRead | kPollWrite
-  bool err = false;        // the OS reported an error condition (EPOLLERR)
+  bool err = false;        // an error condition alone (events == EPOLLERR)
 };
 
 // netpollSupported: whether this OS has a poller backend at all.

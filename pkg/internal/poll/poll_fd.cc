@@ -60,6 +60,7 @@ int convertErr(int res) {
   switch (res) {
     case runtime::pollErrClosing: return kErrClosing;
     case runtime::pollErrTimeout: return kErrTimeout;
+    case runtime::pollErrNotPollable: return kErrNotPollable;
     default: return res == runtime::pollNoError ? 0 : kErrClosing;
   }
 }
@@ -106,8 +107,8 @@ struct unlocker {
 
 // fail hands a failed call's code to the owner's raise (which throws, the
 // reference still held), or returns it.
-int fail(fdImpl* fd, const char* op, int err) {
-  if (err != 0 && fd->raise != nullptr) fd->raise(fd->owner, op, err);
+int fail(fdImpl* fd, const char* op, int err, std::size_t n = 0) {
+  if (err != 0 && fd->raise != nullptr) fd->raise(fd->owner, op, err, n);
   return err;
 }
 
@@ -322,8 +323,8 @@ static int writeIO(fdImpl* fd, const unsigned char* p, std::size_t len,
         fd, op, os::kPollWrite, [&] { return os::ioSend(op, p + *n, max); },
         &w, nullptr);
     *n += w;
-    if (err != 0) return fail(fd, "write", err);
-    if (w == 0) return fail(fd, "write", 5);  // EIO: io.ErrUnexpectedEOF
+    if (err != 0) return fail(fd, "write", err, *n);
+    if (w == 0) return fail(fd, "write", 5, *n);  // EIO: io.ErrUnexpectedEOF
   }
   return 0;
 }
@@ -339,20 +340,67 @@ int fdWrite(fdImpl* fd, const void* buf, std::size_t len, std::size_t* n) {
     std::size_t max = len - *n > kMaxRW ? kMaxRW : len - *n;
     std::size_t w = 0;
     int err;
+    // A socket of net: send(MSG_NOSIGNAL); a file: a SIGPIPE-safe write.
+    auto write1 = fd->isFile ? os::fdWrite : os::sockWrite;
     if (fd->pd == nullptr) {
       runtime::entersyscall();
-      err = os::fdWrite(fd->sysfd, p + *n, max, &w);
+      err = write1(fd->sysfd, p + *n, max, &w);
       runtime::exitsyscall();
     } else {
-      err = os::fdWrite(fd->sysfd, p + *n, max, &w);
+      err = write1(fd->sysfd, p + *n, max, &w);
     }
     *n += w;
     if (*n == len) return 0;
     if (err == os::kErrAgain && fd->pd != nullptr) {
       if ((err = wait(fd, os::kPollWrite)) == 0) continue;
     }
-    if (err != 0) return fail(fd, "write", err);
-    if (w == 0) return fail(fd, "write", 5);  // EIO: io.ErrUnexpectedEOF
+    if (err != 0) return fail(fd, "write", err, *n);
+    if (w == 0) return fail(fd, "write", 5, *n);  // EIO: io.ErrUnexpectedEOF
+  }
+}
+
+int fdWritev(fdImpl* fd, const os::IoVec* v, std::size_t count,
+             std::size_t* n) {
+  *n = 0;
+  if (fd->wop != nullptr || fd->isFile) {  // buffer by buffer
+    for (std::size_t i = 0; i < count; i++) {
+      std::size_t w = 0;
+      int err = fdWrite(fd, v[i].base, v[i].len, &w);
+      *n += w;
+      if (err != 0) return err;
+    }
+    return 0;
+  }
+  if (!fd->mu.rwlock(false)) return kErrClosing;
+  unlocker u{fd, false};
+  if (int err = prepare(fd, os::kPollWrite)) return fail(fd, "writev", err);
+  constexpr std::size_t kMaxIov = 1024;  // as Go 1.19 writev.go, 1024 at a time
+  os::IoVec batch[kMaxIov];
+  std::size_t i = 0, off = 0;  // the first unwritten byte: v[i] at off
+  for (;;) {
+    while (i < count && v[i].len == off) i++, off = 0;
+    if (i == count) return 0;
+    int nb = 0;
+    for (std::size_t j = i; j < count && nb < static_cast<int>(kMaxIov); j++) {
+      std::size_t skip = j == i ? off : 0;
+      batch[nb++] = {static_cast<const char*>(v[j].base) + skip,
+                     v[j].len - skip};
+    }
+    std::size_t w = 0;
+    int err = os::sockWritev(fd->sysfd, batch, nb, &w);
+    *n += w;
+    for (; w > 0; i++, off = 0) {  // advance past what went out
+      std::size_t rest = v[i].len - off;
+      if (w < rest) {
+        off += w;
+        break;
+      }
+      w -= rest;
+    }
+    if (err == os::kErrAgain && fd->pd != nullptr) {
+      if ((err = wait(fd, os::kPollWrite)) == 0) continue;
+    }
+    if (err != 0) return fail(fd, "writev", err, *n);
   }
 }
 
@@ -399,10 +447,15 @@ int fdConnectIO(fdImpl* fd, const os::SockAddr& sa) {
 
 int fdSetDeadline(fdImpl* fd, std::int64_t t, int mode) {
   if (!fd->mu.incref()) return kErrClosing;
-  if (fd->pd != nullptr) runtime::pollSetDeadline(fd->pd, t, mode);
+  bool pollable = fd->pd != nullptr;
+  if (pollable) runtime::pollSetDeadline(fd->pd, t, mode);
   decref(fd);
-  return 0;
+  return pollable ? 0 : kErrNoDeadline;  // Go's ErrNoDeadline
 }
+
+bool fdIncref(fdImpl* fd) { return fd->mu.incref(); }
+
+void fdDecref(fdImpl* fd) { decref(fd); }
 
 int fdShutdownWrite(fdImpl* fd) {
   if (!fd->mu.incref()) return kErrClosing;
@@ -462,13 +515,35 @@ std::string errText(int code, bool isFile) {
   }
   if (code == kErrTimeout) return "i/o timeout";
   if (code == kErrCanceled) return "operation was canceled";
+  if (code == kErrNotPollable) return "not pollable";
+  if (code == kErrNoDeadline) return "file type does not support deadline";
   return os::errstr(code);
 }
 
-poll::Error makeError(const std::string& prefix, int code, bool isFile) {
+// errorCode: the portable std::error_code for a code (generic category
+// where the OS error has a POSIX meaning).
+std::error_code errorCode(int code) {
+  if (code == kErrTimeout) return std::make_error_code(std::errc::timed_out);
+  if (code == kErrCanceled) {
+    return std::make_error_code(std::errc::operation_canceled);
+  }
+  if (code == kErrNoDeadline) {
+    return std::make_error_code(std::errc::not_supported);
+  }
+  if (code == os::kErrAgain || code == os::kErrInProgress || code > 0) {
+    int e = os::osErrno(code);
+    int g = os::genericErrno(e);
+    if (g > 0) return {g, std::generic_category()};
+    return {e, std::system_category()};
+  }
+  return {};
+}
+
+poll::Error makeError(const std::string& prefix, int code, bool isFile,
+                      std::size_t n) {
   return poll::Error(prefix + ": " + errText(code, isFile),
-                    code == kErrTimeout, code == kErrClosing,
-                    code > 0 ? os::osErrno(code) : 0);
+                     code == kErrTimeout, code == kErrClosing,
+                     code > 0 ? os::osErrno(code) : 0, errorCode(code), n);
 }
 
 }  // namespace gort::poll::internal
@@ -478,9 +553,10 @@ namespace gort::poll {
 using namespace gort::poll::internal;
 
 namespace {
-poll::Error ioError(const fdImpl* fd, const char* op, int code);
-void raiseFD(const void* owner, const char* op, int code) {
-  throw ioError(static_cast<const fdImpl*>(owner), op, code);
+poll::Error ioError(const fdImpl* fd, const char* op, int code,
+                    std::size_t n = 0);
+void raiseFD(const void* owner, const char* op, int code, std::size_t n) {
+  throw ioError(static_cast<const fdImpl*>(owner), op, code, n);
 }
 }  // namespace
 
@@ -517,10 +593,11 @@ fdImpl* need(fdImpl* fd, const char* op) {
   return fd;
 }
 // ioError: Go's *PathError "read fd 5: <syscall>: <text>"-like message.
-poll::Error ioError(const fdImpl* fd, const char* op, int code) {
+poll::Error ioError(const fdImpl* fd, const char* op, int code,
+                    std::size_t n) {
   std::string prefix = fdName(fd, op);
   if (code > 0) prefix += std::string(": ") + op;
-  return makeError(prefix, code, true);
+  return makeError(prefix, code, true, n);
 }
 }  // namespace
 
@@ -534,7 +611,9 @@ std::size_t FD::Read(void* buf, std::size_t n) {
 std::size_t FD::Write(const void* buf, std::size_t n) {
   fdImpl* fd = need(impl_, "write");
   std::size_t put = 0;
-  if (int err = fdWrite(fd, buf, n, &put)) throw ioError(fd, "write", err);
+  if (int err = fdWrite(fd, buf, n, &put)) {
+    throw ioError(fd, "write", err, put);
+  }
   return put;
 }
 

@@ -19,6 +19,7 @@ struct pollDesc;
 namespace gort::os {
 struct IoOp;
 struct SockAddr;
+struct IoVec;
 }  // namespace gort::os
 
 namespace gort::poll::internal {
@@ -28,6 +29,8 @@ namespace gort::poll::internal {
 inline constexpr int kErrClosing = -1;
 inline constexpr int kErrTimeout = -2;
 inline constexpr int kErrCanceled = -3;  // Go's net errCanceled
+inline constexpr int kErrNotPollable = -4;  // Go's ErrNotPollable
+inline constexpr int kErrNoDeadline = -5;   // Go's ErrNoDeadline
 
 // fdMutex mirrors Go's fdMutex (internal/poll/fd_mutex.go:12): a reference
 // count, a read lock and a write lock in one word, so Close can wait for every
@@ -57,7 +60,9 @@ struct fdImpl {
   // raise throws the owner's poll::Error for a failed call; it runs while
   // the call still holds its reference, so Close (and the owner's
   // destructor) cannot free what the message is built from meanwhile.
-  void (*raise)(const void* owner, const char* op, int code) = nullptr;
+  // n: the bytes a write got out before failing.
+  void (*raise)(const void* owner, const char* op, int code,
+                std::size_t n) = nullptr;
   const void* owner = nullptr;
 };
 
@@ -67,6 +72,10 @@ fdImpl* fdOpen(std::intptr_t sysfd, bool isFile, int* err);
 int fdRead(fdImpl* fd, void* buf, std::size_t len, std::size_t* n);
 // fdWrite: writes all len bytes, parking as needed; *n written so far.
 int fdWrite(fdImpl* fd, const void* buf, std::size_t len, std::size_t* n);
+// fdWritev: writes every buffer in order, one sendmsg per batch of up to
+// 1024 (Go's writev loop); *n written so far.
+int fdWritev(fdImpl* fd, const os::IoVec* v, std::size_t count,
+             std::size_t* n);
 // fdAccept: a new connection's descriptor.
 int fdAccept(fdImpl* fd, std::intptr_t* nfd);
 // fdWaitWrite: parks until writable (connect's completion).
@@ -77,6 +86,10 @@ int fdWaitWrite(fdImpl* fd);
 int fdConnectIO(fdImpl* fd, const os::SockAddr& sa);
 // fdSetDeadline: t as absolute nanotime (0 none, < 0 past) for mode bits.
 int fdSetDeadline(fdImpl* fd, std::int64_t t, int mode);
+// fdIncref / fdDecref: a reference held around a call on sysfd (Go's
+// FD.incref / decref); fdIncref is false once the FD is closed.
+bool fdIncref(fdImpl* fd);
+void fdDecref(fdImpl* fd);
 // fdShutdownWrite: shutdown(SHUT_WR) under a reference.
 int fdShutdownWrite(fdImpl* fd);
 // fdClose mirrors Go's FD.Close (internal/poll/fd_unix.go:93): waits for
@@ -100,8 +113,9 @@ std::int64_t fdDeadline(std::chrono::steady_clock::time_point t);
 void checkInRun(const char* what);
 // errText: Go's text for a code ("i/o timeout", "connection refused").
 std::string errText(int code, bool isFile);
-// makeError: poll::Error "<prefix>: <text>" for a code.
-poll::Error makeError(const std::string& prefix, int code, bool isFile);
+// makeError: poll::Error "<prefix>: <text>" for a code; n bytes written.
+poll::Error makeError(const std::string& prefix, int code, bool isFile,
+                      std::size_t n = 0);
 
 }  // namespace gort::poll::internal
 

@@ -7,7 +7,9 @@
 #include <cstddef>
 #include <stdexcept>
 #include <string>
+#include <span>
 #include <string_view>
+#include <utility>
 
 #include "gort/context.h"
 #include "gort/poll.h"
@@ -46,12 +48,29 @@ class Conn {
   std::size_t Read(void* buf, std::size_t n);
   // Writes all n bytes or throws; returns n.
   std::size_t Write(const void* buf, std::size_t n);
+  // Writes every buffer in order with as few system calls as it can
+  // (Go's net.Buffers: writev); returns the total or throws, the Error's
+  // Written() saying how much went out.
+  std::size_t WriteBuffers(std::span<const std::string_view> buffers);
   // Sets the read and write deadlines; time_point{} clears them.
   void SetDeadline(std::chrono::steady_clock::time_point t);
   // Sets the read deadline; time_point{} clears it.
   void SetReadDeadline(std::chrono::steady_clock::time_point t);
   // Sets the write deadline; time_point{} clears it.
   void SetWriteDeadline(std::chrono::steady_clock::time_point t);
+  // TCP_NODELAY (Go's default: on): false lets the OS delay small writes.
+  void SetNoDelay(bool on);
+  // SO_KEEPALIVE (Go's default: on, every 15 s).
+  void SetKeepAlive(bool on);
+  // The keep-alive idle time and probe interval, rounded up to seconds.
+  void SetKeepAlivePeriod(std::chrono::nanoseconds period);
+  // SO_LINGER: < 0 (the default) closes in the background, 0 resets the
+  // connection on Close, > 0 lingers that many seconds.
+  void SetLinger(int secs);
+  // SO_RCVBUF: the OS receive buffer's size.
+  void SetReadBuffer(int bytes);
+  // SO_SNDBUF: the OS send buffer's size.
+  void SetWriteBuffer(int bytes);
   // Shuts down the writing side (shutdown(SHUT_WR)); the peer reads EOF.
   void CloseWrite();
   // Closes; goroutines blocked in Read or Write get Closed() errors.
@@ -89,6 +108,8 @@ class Listener {
   Conn Accept();
   // Closes the listener (and removes a unix socket file it created).
   void Close();
+  // Accept fails with a Timeout() error after t; time_point{} clears it.
+  void SetDeadline(std::chrono::steady_clock::time_point t);
   // The address listened on, with the port chosen if 0 was asked.
   std::string Addr() const;
   // Whether this holds a listener (not empty, not moved from).
@@ -99,12 +120,20 @@ class Listener {
   internal::listenerImpl* impl_ = nullptr;
 };
 
+// Splits "host:port", "[v6]:port" or "[v6%zone]:port" into host and port
+// (Go's SplitHostPort); throws Error on a malformed address.
+std::pair<std::string, std::string> SplitHostPort(std::string_view hostport);
+// Joins host and port into "host:port", bracketing a host with a colon
+// (Go's JoinHostPort).
+std::string JoinHostPort(std::string_view host, std::string_view port);
+
 // Listens on network "tcp", "tcp4", "tcp6" or "unix" at address ("host:port",
 // port 0 picks a free one; a path for unix).
 Listener Listen(std::string_view network, std::string_view address);
 // Connects to address on network, parking until connected or refused.
 Conn Dial(std::string_view network, std::string_view address);
-// Dial that fails with a Timeout() error if not connected within timeout.
+// Dial that fails with a Timeout() error if not connected within timeout
+// (zero or less: no timeout, as Go's Dialer.Timeout).
 Conn DialTimeout(std::string_view network, std::string_view address,
                  std::chrono::nanoseconds timeout);
 // Dial bounded by ctx (Go's Dialer.DialContext (net/dial.go:376)): its deadline

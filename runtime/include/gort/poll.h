@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 
 namespace gort::poll {
 
@@ -21,23 +22,36 @@ struct fdImpl;
 // "read tcp 127.0.0.1:41234->127.0.0.1:5000: i/o timeout".
 class Error : public std::runtime_error {
  public:
-  // Makes an error with Go's message text and what kind of failure it is.
-  Error(const std::string& message, bool timeout, bool closed, int err)
+  // Makes an error with Go's message text and what kind of failure it is;
+  // code is the portable error, written the bytes a write got out first.
+  Error(const std::string& message, bool timeout, bool closed, int err,
+        std::error_code code = {}, std::size_t written = 0)
       : std::runtime_error(message),
         timeout_(timeout),
         closed_(closed),
-        errno_(err) {}
+        errno_(err),
+        code_(code),
+        written_(written) {}
   // Whether a deadline passed.
   bool Timeout() const { return timeout_; }
   // Whether the connection was closed ("use of closed network connection").
   bool Closed() const { return closed_; }
-  // The OS error, 0 if none.
+  // The OS error, 0 if none (Windows: a WSA code such as 10061).
   int Errno() const { return errno_; }
+  // The error as std::system_error carries it: in the generic category
+  // where the OS error has a POSIX meaning, so
+  // e.code() == std::errc::connection_refused holds on every OS; a timeout
+  // is std::errc::timed_out; empty if there is no OS error.
+  const std::error_code& code() const noexcept { return code_; }
+  // How many bytes a failed Write wrote before failing (0 for other calls).
+  std::size_t Written() const { return written_; }
 
  private:
   bool timeout_;
   bool closed_;
   int errno_;
+  std::error_code code_;
+  std::size_t written_;
 };
 
 // A descriptor owned by the poller; move-only, closed by its destructor.
