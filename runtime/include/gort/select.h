@@ -32,11 +32,22 @@ struct RecvCaseOp {
     if (ok != nullptr) *ok = received;
   }
 };
-// A send case: `case ch <- v`.
+// A send case holding a copy of its value: `case ch <- v` for an lvalue.
 template <class T>
 struct SendCaseOp {
   hchan* c;
   T value;
+  // The value the runtime moves from, only if this case runs.
+  void* Elem() { return &value; }
+};
+// A send case naming the caller's rvalue: the runtime moves from *value only
+// if this case runs, so a move-only value survives a case that loses.
+template <class T>
+struct SendRefOp {
+  hchan* c;
+  T* value;
+  // The value the runtime moves from, only if this case runs.
+  void* Elem() { return value; }
 };
 // The default case.
 struct DefaultCaseOp {};
@@ -48,7 +59,7 @@ template <class C>
 void FillCase(C& op, scase* sc, int* n) {
   if constexpr (!kIsDefault<C>) {
     if constexpr (requires { op.value; }) {
-      sc[(*n)++] = scase{op.c, &op.value, true};
+      sc[(*n)++] = scase{op.c, op.Elem(), true};
     } else {
       sc[(*n)++] = scase{op.c, op.slot, false};
     }
@@ -70,11 +81,23 @@ internal::RecvCaseOp<T> RecvCase(const Chan<T>& ch, T* out = nullptr,
   return internal::RecvCaseOp<T>{internal::ChanAccess::raw(ch), out, ok, {}};
 }
 
-// A send case for Select: sends value when chosen.
+// A send case for Select: sends the caller's value when chosen, moving from
+// it then and only then (a move-only value is intact if another case runs).
+// It refers to value: write it inside the Select call.
+template <class T>
+internal::SendRefOp<T> SendCase(const Chan<T>& ch,
+                                std::type_identity_t<T>&& value) {
+  return internal::SendRefOp<T>{internal::ChanAccess::raw(ch), &value};
+}
+
+// A send case for Select that sends a copy of value when chosen.
 template <class T>
 internal::SendCaseOp<T> SendCase(const Chan<T>& ch,
-                                 std::type_identity_t<T> value) {
-  return internal::SendCaseOp<T>{internal::ChanAccess::raw(ch), std::move(value)};
+                                 const std::type_identity_t<T>& value) {
+  static_assert(std::is_copy_constructible_v<T>,
+                "SendCase: a move-only value is sent as SendCase(ch, "
+                "std::move(v)), moved from only if its case runs");
+  return internal::SendCaseOp<T>{internal::ChanAccess::raw(ch), value};
 }
 
 // The default case: chosen at once when no other case is ready.
