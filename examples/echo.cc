@@ -81,9 +81,8 @@ int main(int argc, char** argv) {
     auto t0 = std::chrono::steady_clock::now();
     gort::WaitGroup wg;
     gort::Mutex mu;
-    wg.Add(conns);
     for (int i = 0; i < conns; i++) {
-      gort::Go([&, i] {
+      wg.Go([&, i] {
         bool ok = false;
         try {
           ok = Client(ln.Addr(), i, messages);
@@ -95,7 +94,6 @@ int main(int argc, char** argv) {
           failed++;
           mu.Unlock();
         }
-        wg.Done();
       });
     }
     wg.Wait();

@@ -31,8 +31,7 @@ int main(int argc, char** argv) {
     int done[kWorkers] = {};  // jobs per worker, guarded by mu
 
     for (int w = 0; w < kWorkers; w++) {
-      wg.Add(1);
-      gort::Go([&, w] {
+      wg.Go([&, w] {  // wg.Add(1); go func() { defer wg.Done(); ... }()
         // for job := range jobs
         while (auto job = jobs.RecvOk()) {
           gort::Sleep(job_time);  // the "work": parks, the thread runs others
@@ -41,7 +40,6 @@ int main(int argc, char** argv) {
           done[w]++;
           mu.Unlock();
         }
-        wg.Done();
       });
     }
     for (int j = 1; j <= kJobs; j++) jobs.Send(j);

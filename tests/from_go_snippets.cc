@@ -122,15 +122,16 @@ int SyncExamples() {
   // snippet: waitgroup
   gort::WaitGroup wg;
   for (int i = 0; i < 10; i++) {
-    wg.Add(1);
-    gort::Go([&] {
-      struct Done {
-        gort::WaitGroup& wg;
-        ~Done() { wg.Done(); }  // defer wg.Done()
-      } done{wg};
-      gort::Sleep(1ms);
-    });
+    wg.Go([] { gort::Sleep(1ms); });  // Add(1); go with Done deferred
   }
+  wg.Wait();
+  // end snippet
+  // snippet: defer
+  wg.Add(1);
+  gort::Go([&] {
+    gort::Defer done([&] { wg.Done(); });  // defer wg.Done()
+    gort::Sleep(1ms);
+  });
   wg.Wait();
   // end snippet
   gort::Mutex mu;

@@ -6,6 +6,7 @@
 
 #include "gort/chan.h"
 #include "gort/context.h"
+#include "gort/defer.h"
 #include "gort/net.h"
 #include "gort/poll.h"
 #include "gort/runtime.h"
