@@ -28,7 +28,7 @@ gort::Chan<int> generate(int n) {
 gort::Chan<int> square(gort::Chan<int> in) {
   auto out = gort::MakeChan<int>(2);  // a small buffer between stages
   gort::Go([=] {
-    while (auto v = in.RecvOk()) out.Send(*v * *v);
+    for (int v : in) out.Send(v * v);
     out.Close();
   });
   return out;

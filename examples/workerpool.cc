@@ -32,11 +32,10 @@ int main(int argc, char** argv) {
 
     for (int w = 0; w < kWorkers; w++) {
       wg.Go([&, w] {  // wg.Add(1); go func() { defer wg.Done(); ... }()
-        // for job := range jobs
-        while (auto job = jobs.RecvOk()) {
+        for (int job : jobs) {  // for job := range jobs
           gort::Sleep(job_time);  // the "work": parks, the thread runs others
           mu.Lock();
-          sum += static_cast<long>(*job) * *job;
+          sum += static_cast<long>(job) * job;
           done[w]++;
           mu.Unlock();
         }

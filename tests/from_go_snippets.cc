@@ -70,8 +70,8 @@ int Pipeline() {
   ch.Send(2);
   ch.Close();
   // snippet: range
-  while (std::optional<int> v = ch.RecvOk()) {  // for v := range ch {
-    use(*v);
+  for (int v : ch) {  // for v := range ch {
+    use(v);
   }
   // end snippet
   // snippet: recv-ok

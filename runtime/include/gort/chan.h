@@ -3,6 +3,7 @@
 #define GORT_CHAN_H_
 
 #include <cstddef>
+#include <iterator>
 #include <optional>
 #include <type_traits>
 #include <utility>
@@ -72,6 +73,36 @@ class Chan {
     if (!internal::chanrecv(c_, s.bytes)) return std::nullopt;
     return std::optional<T>(s.Take());
   }
+  // An input iterator over received values, for `for (auto v : ch)`.
+  class Iterator {
+   public:
+    using value_type = T;              // The element type.
+    using difference_type = std::ptrdiff_t;  // Required of an iterator.
+    // Receives the first value (or the end, if closed and drained).
+    explicit Iterator(const Chan* ch) : ch_(ch), v_(ch->RecvOk()) {}
+    // The value received last, to be moved from.
+    T&& operator*() const { return std::move(*v_); }
+    // Receives the next value.
+    Iterator& operator++() {
+      v_ = ch_->RecvOk();
+      return *this;
+    }
+    // The same as ++it (an input iterator's postfix form).
+    void operator++(int) { ++*this; }
+    // True once the channel is closed and drained.
+    friend bool operator==(const Iterator& it, std::default_sentinel_t) {
+      return !it.v_.has_value();
+    }
+
+   private:
+    const Chan* ch_;
+    mutable std::optional<T> v_;
+  };
+  // Receives until the channel is closed and drained (for v := range ch).
+  Iterator begin() const { return Iterator(this); }
+  // The end of a range over the channel: closed and drained.
+  std::default_sentinel_t end() const { return {}; }
+
   // Closes the channel (close(ch)).
   void Close() const { internal::closechan(c_); }
   // Number of buffered elements (len(ch)).
