@@ -76,6 +76,11 @@ int main() {
     if (gort::Select(gort::RecvCase(slow, &answer), gort::DefaultCase()) == 1) {
       std::printf("poll: nothing yet\n");
     }
+    // The same select with handlers, each case's code beside it:
+    // select { case v := <-slow: ...; default: ... }
+    gort::Select(
+        gort::OnRecv(slow, [](int v) { std::printf("poll: got %d\n", v); }),
+        gort::OnDefault([] { std::printf("poll again: nothing yet\n"); }));
   });
   return 0;
 }

@@ -113,6 +113,16 @@ int SelectExamples() {
     // case <-time.After(10 * time.Millisecond): timed out
   }
   // end snippet
+  // snippet: select-handlers
+  for (;;) {  // for { select { ... } }
+    int i = gort::Select(
+        gort::OnRecv(in, [&](int v, bool ok) { got = ok ? v : -1; }),
+        gort::OnSend(out, x, [] {}),  // case out <- x:
+        gort::OnRecv(quit, [] {}),    // case <-quit:
+        gort::OnDefault([] {}));      // default:
+    if (i >= 2) break;                // leaves the loop
+  }
+  // end snippet
   return got;
 }
 

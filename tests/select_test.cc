@@ -27,6 +27,7 @@
 #include <mutex>
 #include <numeric>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <utility>
@@ -1185,6 +1186,123 @@ TEST_F(SelectTest, MoveOnlySendValueSurvivesTheEndOfRun) {
   EXPECT_EQ(dtors.load(), 0);
   job.reset();
   EXPECT_EQ(dtors.load(), 1);
+}
+
+// ---------------------------------------------------------------------------
+// The handler form: OnRecv, OnSend, OnDefault run their handler for the case
+// that runs, and only for it; Select still returns the index.
+
+TEST_F(SelectTest, HandlersRunForTheChosenCaseOnly) {
+  gort::Run([] {
+    auto in = gort::MakeChan<int>(1);
+    auto out = gort::MakeChan<std::string>(1);
+    std::string calls;
+    auto Step = [&] {
+      return gort::Select(
+          gort::OnRecv(in, [&](int v, bool ok) {
+            calls += "recv(" + std::to_string(v) + "," + (ok ? "true" : "false") + ")";
+          }),
+          gort::OnSend(out, std::string("x"), [&] { calls += "send"; }),
+          gort::OnDefault([&] { calls += "default"; }));
+    };
+    // Only the send is ready.
+    EXPECT_EQ(Step(), 1);
+    EXPECT_EQ(calls, "send");
+    EXPECT_EQ(out.Recv(), "x");
+    out.Send("full");
+    // Nothing is ready.
+    calls.clear();
+    EXPECT_EQ(Step(), 2);
+    EXPECT_EQ(calls, "default");
+    // Only the receive is ready.
+    in.Send(7);
+    calls.clear();
+    EXPECT_EQ(Step(), 0);
+    EXPECT_EQ(calls, "recv(7,true)");
+    // A close runs the receive handler with T{} and false.
+    in.Close();
+    calls.clear();
+    EXPECT_EQ(Step(), 0);
+    EXPECT_EQ(calls, "recv(0,false)");
+  });
+}
+
+TEST_F(SelectTest, HandlerFormsTakeTheValueOrNothing) {
+  std::atomic<int> dtors{0};
+  gort::Run([&] {
+    auto jobs = gort::MakeChan<JobPtr>(1);
+    auto ticks = gort::MakeChan<int>(1);
+    JobPtr job(new Job{&dtors, 4});
+    JobPtr got;
+    ticks.Send(1);
+    int ticked = 0;
+    // The send is not ready (no room after the first): the tick wins and
+    // job stays the caller's; then it is sent, then received by a handler
+    // that takes it by value.
+    jobs.Send(JobPtr(new Job{&dtors, 0}));
+    EXPECT_EQ(gort::Select(gort::OnSend(jobs, std::move(job), [] {}),
+                           gort::OnRecv(ticks, [&] { ticked++; })),
+              1);
+    EXPECT_EQ(ticked, 1);
+    ASSERT_NE(job, nullptr);
+    EXPECT_EQ(gort::Select(gort::OnRecv(jobs, [&](JobPtr j) {
+      EXPECT_EQ(j->id, 0);
+    })), 0);
+    EXPECT_EQ(dtors.load(), 1);
+    EXPECT_EQ(gort::Select(gort::OnSend(jobs, std::move(job), [] {}),
+                           gort::OnDefault([] {})),
+              0);
+    EXPECT_EQ(job, nullptr);
+    EXPECT_EQ(gort::Select(gort::OnRecv(jobs, [&](JobPtr j, bool ok) {
+      EXPECT_TRUE(ok);
+      got = std::move(j);
+    })), 0);
+    ASSERT_NE(got, nullptr);
+    EXPECT_EQ(got->id, 4);
+    EXPECT_EQ(dtors.load(), 1);
+  });
+  EXPECT_EQ(dtors.load(), 2);
+}
+
+TEST_F(SelectTest, HandlerExceptionLeavesSelectAndDestroysTheValue) {
+  std::atomic<int> dtors{0};
+  gort::Run([&] {
+    auto jobs = gort::MakeChan<JobPtr>(1);
+    jobs.Send(JobPtr(new Job{&dtors, 1}));
+    bool caught = false;
+    try {
+      gort::Select(gort::OnRecv(jobs, [](const JobPtr&) {
+        throw std::runtime_error("handler");
+      }));
+    } catch (const std::runtime_error&) {
+      caught = true;
+    }
+    EXPECT_TRUE(caught);
+    EXPECT_EQ(dtors.load(), 1);  // the received value was destroyed once
+  });
+}
+
+TEST_F(SelectTest, HandlerFormLeavesALoopByIndex) {
+  gort::Run([] {
+    auto data = gort::MakeChan<int>(10);
+    auto quit = gort::MakeChan<int>();
+    for (int i = 1; i <= 5; i++) data.Send(i);
+    gort::Go([=] {
+      // quit is closed once data is drained: main receives all five first
+      // only if it never picks quit too early, so close it after they are
+      // taken.
+      while (data.Len() > 0) gort::Gosched();
+      quit.Close();
+    });
+    int sum = 0;
+    for (;;) {
+      if (gort::Select(gort::OnRecv(data, [&](int v) { sum += v; }),
+                       gort::OnRecv(quit, [] {})) == 1) {
+        break;
+      }
+    }
+    EXPECT_EQ(sum, 15);
+  });
 }
 
 }  // namespace
