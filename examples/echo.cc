@@ -26,14 +26,17 @@ void Serve(gort::net::Conn c) {
 }
 
 // Accepts connections forever (until the listener is closed).
+// The Try form reads as Go's `c, err := ln.Accept(); if err != nil {...}`.
 void AcceptLoop(gort::net::Listener* ln) {
   for (;;) {
-    try {
-      gort::Go([c = ln->Accept()]() mutable { Serve(std::move(c)); });
-    } catch (const gort::net::Error& e) {
-      if (!e.Closed()) std::fprintf(stderr, "echo: %s\n", e.what());
+    gort::net::Result<gort::net::Conn> c = ln->TryAccept();
+    if (!c) {
+      if (!c.error()->Closed()) {
+        std::fprintf(stderr, "echo: %s\n", c.error()->what());
+      }
       return;
     }
+    gort::Go([c = std::move(*c)]() mutable { Serve(std::move(c)); });
   }
 }
 
