@@ -21,16 +21,13 @@
 #include "panic.h"
 #include "proc.h"
 
-namespace gort::internal {
-
-using namespace gort::runtime;
+namespace gort::runtime {
 
 namespace {
 // Go's maxAlloc: 1<<40 on 64-bit targets, 2 GiB on 32-bit ones.
 constexpr std::size_t kMaxChanBytes = static_cast<std::size_t>(
     std::min<std::uint64_t>(std::uint64_t{1} << 40,
                             std::numeric_limits<std::size_t>::max() >> 1));
-
 
 [[noreturn]] void blockForever(waitReason reason) {
   if (getcurg() == nullptr) {
@@ -135,38 +132,6 @@ void waitq::dequeueSudoG(sudog* sg) {
   sg->next = sg->prev = nullptr;
 }
 
-hchan* makechan(const ElemOps* ops, std::size_t size) {
-  if (size > 0xffffffffu || (ops->size != 0 && size > kMaxChanBytes / ops->size)) {
-    throw Panic("makechan: size out of range");
-  }
-  auto* c = new hchan;
-  c->ops = ops;
-  c->dataqsiz = static_cast<std::uint32_t>(size);
-  if (size > 0) {
-    c->buf = static_cast<char*>(::operator new(
-        size * ops->size, std::align_val_t{ops->align}, std::nothrow));
-    if (c->buf == nullptr) {
-      delete c;
-      throw Panic("makechan: size out of range");
-    }
-  }
-  return c;
-}
-
-void chanref(hchan* c) { c->refs.fetch_add(1, std::memory_order_relaxed); }
-
-void chanunref(hchan* c) {
-  if (c->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-  for (std::uint32_t n = c->qcount.load(); n > 0; n--) {
-    c->ops->destroy(c->slot(c->recvx));
-    if (++c->recvx == c->dataqsiz) c->recvx = 0;
-  }
-  if (c->buf != nullptr) {
-    ::operator delete(c->buf, std::align_val_t{c->ops->align});
-  }
-  delete c;
-}
-
 void bufpush(hchan* c, void* ep) {
   c->ops->move(c->slot(c->sendx), ep);
   if (++c->sendx == c->dataqsiz) c->sendx = 0;
@@ -212,6 +177,61 @@ bool chanparkcommit(G* gp, void* chanLock) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   gp->parkingOnChan = false;
   unlock(static_cast<mutex*>(chanLock));
   return true;
+}
+
+void chanAbandon(sudog* sg) {
+  hchan* c = sg->c;
+  lock(&c->lock);
+  for (waitq* q : {&c->recvq, &c->sendq}) {
+    for (sudog* s = q->first; s != nullptr; s = s->next) {
+      if (s == sg) {
+        q->dequeueSudoG(sg);
+        break;
+      }
+    }
+  }
+  unlock(&c->lock);
+  chanunref(c);
+}
+
+}  // namespace gort::runtime
+
+// The entry points gort/internal/chan_impl.h declares for the public
+// headers, on the runtime above.
+namespace gort::internal {
+
+using namespace gort::runtime;
+
+hchan* makechan(const ElemOps* ops, std::size_t size) {
+  if (size > 0xffffffffu || (ops->size != 0 && size > kMaxChanBytes / ops->size)) {
+    throw Panic("makechan: size out of range");
+  }
+  auto* c = new hchan;
+  c->ops = ops;
+  c->dataqsiz = static_cast<std::uint32_t>(size);
+  if (size > 0) {
+    c->buf = static_cast<char*>(::operator new(
+        size * ops->size, std::align_val_t{ops->align}, std::nothrow));
+    if (c->buf == nullptr) {
+      delete c;
+      throw Panic("makechan: size out of range");
+    }
+  }
+  return c;
+}
+
+void chanref(hchan* c) { c->refs.fetch_add(1, std::memory_order_relaxed); }
+
+void chanunref(hchan* c) {
+  if (c->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  for (std::uint32_t n = c->qcount.load(); n > 0; n--) {
+    c->ops->destroy(c->slot(c->recvx));
+    if (++c->recvx == c->dataqsiz) c->recvx = 0;
+  }
+  if (c->buf != nullptr) {
+    ::operator delete(c->buf, std::align_val_t{c->ops->align});
+  }
+  delete c;
 }
 
 // chansend mirrors Go's chansend with block = true.
@@ -299,20 +319,5 @@ std::size_t chanlen(hchan* c) {
 }
 
 std::size_t chancap(hchan* c) { return c == nullptr ? 0 : c->dataqsiz; }
-
-void chanAbandon(sudog* sg) {
-  hchan* c = sg->c;
-  lock(&c->lock);
-  for (waitq* q : {&c->recvq, &c->sendq}) {
-    for (sudog* s = q->first; s != nullptr; s = s->next) {
-      if (s == sg) {
-        q->dequeueSudoG(sg);
-        break;
-      }
-    }
-  }
-  unlock(&c->lock);
-  chanunref(c);
-}
 
 }  // namespace gort::internal

@@ -5,6 +5,7 @@
 #define GORT_RUNTIME_PROC_H_
 
 #include <cstdint>
+#include <string>
 
 #include "runtime2.h"
 
@@ -161,7 +162,11 @@ void maxprocsinit(bool custom);
 // sysmonUpdateGOMAXPROCS mirrors Go's: about once a second, resize to
 // defaultGOMAXPROCS if it changed and no custom value is set.
 void sysmonUpdateGOMAXPROCS(std::int64_t now);
-// setCgroupRootForTest makes the runtime read cgroup files under root.
+// cgroupRoot: where the cgroup files are read, "" for the real system
+// (runtime/export_test.cc's setCgroupRootForTest points it elsewhere).
+extern std::string cgroupRoot;
+// setCgroupRootForTest makes the runtime read cgroup files under root. It
+// is in runtime/export_test.cc, compiled into the tests only.
 void setCgroupRootForTest(const char* root);
 
 // --- proc_resize.cc: stop the world and resize ---

@@ -22,7 +22,6 @@ namespace {
 constexpr std::int64_t kUpdatePeriodNS = 1'000'000'000;
 constexpr std::size_t kPathMax = 4096;
 
-std::string cgroupRoot;       // "" for the real system; tests set a fake one
 int cgroupVersion = 0;        // of cgroupDir; 0: no CPU cgroup
 char cgroupDir[kPathMax];     // found by maxprocsinit, read by sysmon
 std::int64_t lastUpdate = 0;  // sysmon only
@@ -40,8 +39,7 @@ void updateMaxProcs(std::int32_t procs) {
 }  // namespace
 
 std::atomic<bool> customGOMAXPROCS{false};
-
-void setCgroupRootForTest(const char* root) { cgroupRoot = root; }
+std::string cgroupRoot;
 
 std::int32_t adjustCgroupGOMAXPROCS(std::int32_t procs, double limit) {
   if (limit <= 0) return procs;  // no limit, or none readable

@@ -190,7 +190,7 @@ void abandonWaiters() ABSL_NO_THREAD_SAFETY_ANALYSIS {
     if (s != _Gwaiting && s != _Grunnable) continue;
     for (sudog* sg = gp->waiting; sg != nullptr;) {
       sudog* next = sg->waitlink;
-      if (sg->c != nullptr) internal::chanAbandon(sg);
+      if (sg->c != nullptr) chanAbandon(sg);
       freeSudog(sg);
       sg = next;
     }

@@ -16,9 +16,7 @@
 #include "panic.h"
 #include "proc.h"
 
-namespace gort::internal {
-
-using namespace gort::runtime;
+namespace gort::runtime {
 
 namespace {
 
@@ -91,6 +89,14 @@ void sortLockOrder(scase* cases, std::uint16_t* order, int n) {
 }
 
 }  // namespace
+
+}  // namespace gort::runtime
+
+// The entry points gort/internal/chan_impl.h declares for the public
+// headers, on the runtime above.
+namespace gort::internal {
+
+using namespace gort::runtime;
 
 // selectgo mirrors Go's selectgo.
 int selectgo(scase* cases, int ncases, std::uint16_t* order, bool block,
