@@ -30,12 +30,13 @@ class WaitGroup {
   template <class F>
   [[gnu::noinline]] void Go(F&& fn) {
     Add(1);
-    internal::NewProc(internal::Func([this, f = std::decay_t<F>(
-                                                std::forward<F>(fn))]() mutable {
-                        Defer done([this] { Done(); });
-                        f();
-                      }),
-                      __builtin_return_address(0));
+    internal::NewProc(
+        internal::Func(
+            [this, f = std::decay_t<F>(std::forward<F>(fn))]() mutable {
+              Defer done([this] { Done(); });
+              f();
+            }),
+        __builtin_return_address(0));
   }
 
  private:
