@@ -57,7 +57,7 @@ EhGlobals* ehGlobals(M* mp) {
   return static_cast<EhGlobals*>(mp->ehGlobals);
 }
 
-// panicValue formats the exception being handled as Go's printpanicval
+// panicValue formats the exception being handled as Go prints a panic
 // would its panic value: a number or a string as itself, a std::exception
 // by what(), anything else by its type name. Not in Go: C++ throws values
 // of any type, so the type is named where the value cannot be printed.

@@ -1,4 +1,4 @@
-// gort/defer.h: Go's defer statement as a scope guard.
+// gort/defer.h: the defer statement of Go as a scope guard.
 #ifndef GORT_DEFER_H_
 #define GORT_DEFER_H_
 

@@ -1,4 +1,4 @@
-// gort/errgroup.h: Go's golang.org/x/sync/errgroup. An error is an
+// gort/errgroup.h: errgroup of golang.org/x/sync, for goroutines. An error is an
 // exception, as everywhere in gort: a function run by Go that throws
 // records the group's first exception, and Wait rethrows it.
 #ifndef GORT_ERRGROUP_H_
