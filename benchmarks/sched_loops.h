@@ -16,6 +16,7 @@
 //   ChanBuffered   one producer, one consumer, a channel of capacity 128.
 //   Select2        a select over two channels, exactly one ready (the body
 //                  of Go's BenchmarkSelectUncontended).
+//   Select2Handlers the same with OnRecv handlers (gort only).
 //   ChanContended  4 producers and 4 consumers on one unbuffered channel.
 //   MutexUncontended  Lock and Unlock of a Mutex nobody else wants (the
 //                  fast paths; Go's BenchmarkMutexUncontended, one goroutine).
@@ -133,6 +134,28 @@ inline void Select2(std::int64_t n) {
         sched_internal::Fail("Select2: Select returned no case");
     }
     if (v != 0) sched_internal::Fail("Select2: received a value != 0");
+  }
+}
+
+// Select2Handlers: Select2 written with handlers (OnRecv), gort-only, to
+// show the handler form costs what the index form does
+// (gort-select-forms measures the two interleaved).
+inline void Select2Handlers(std::int64_t n) {
+  auto c1 = gort::MakeChan<int>(1);
+  auto c2 = gort::MakeChan<int>(1);
+  c1.Send(0);
+  for (std::int64_t i = 0; i < n; ++i) {
+    int v = -1;
+    gort::Select(gort::OnRecv(c1,
+                              [&](int got) {
+                                v = got;
+                                c2.Send(0);
+                              }),
+                 gort::OnRecv(c2, [&](int got) {
+                   v = got;
+                   c1.Send(0);
+                 }));
+    if (v != 0) sched_internal::Fail("Select2Handlers: received a value != 0");
   }
 }
 

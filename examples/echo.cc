@@ -26,14 +26,17 @@ void Serve(gort::net::Conn c) {
 }
 
 // Accepts connections forever (until the listener is closed).
+// The Try form reads as Go's `c, err := ln.Accept(); if err != nil {...}`.
 void AcceptLoop(gort::net::Listener* ln) {
   for (;;) {
-    try {
-      gort::Go([c = ln->Accept()]() mutable { Serve(std::move(c)); });
-    } catch (const gort::net::Error& e) {
-      if (!e.Closed()) std::fprintf(stderr, "echo: %s\n", e.what());
+    gort::net::Result<gort::net::Conn> c = ln->TryAccept();
+    if (!c) {
+      if (!c.error()->Closed()) {
+        std::fprintf(stderr, "echo: %s\n", c.error()->what());
+      }
       return;
     }
+    gort::Go([c = std::move(*c)]() mutable { Serve(std::move(c)); });
   }
 }
 
@@ -81,9 +84,8 @@ int main(int argc, char** argv) {
     auto t0 = std::chrono::steady_clock::now();
     gort::WaitGroup wg;
     gort::Mutex mu;
-    wg.Add(conns);
     for (int i = 0; i < conns; i++) {
-      gort::Go([&, i] {
+      wg.Go([&, i] {
         bool ok = false;
         try {
           ok = Client(ln.Addr(), i, messages);
@@ -95,7 +97,6 @@ int main(int argc, char** argv) {
           failed++;
           mu.Unlock();
         }
-        wg.Done();
       });
     }
     wg.Wait();

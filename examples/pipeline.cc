@@ -28,7 +28,7 @@ gort::Chan<int> generate(int n) {
 gort::Chan<int> square(gort::Chan<int> in) {
   auto out = gort::MakeChan<int>(2);  // a small buffer between stages
   gort::Go([=] {
-    while (auto v = in.RecvOk()) out.Send(*v * *v);
+    for (int v : in) out.Send(v * v);
     out.Close();
   });
   return out;
@@ -76,6 +76,11 @@ int main() {
     if (gort::Select(gort::RecvCase(slow, &answer), gort::DefaultCase()) == 1) {
       std::printf("poll: nothing yet\n");
     }
+    // The same select with handlers, each case's code beside it:
+    // select { case v := <-slow: ...; default: ... }
+    gort::Select(
+        gort::OnRecv(slow, [](int v) { std::printf("poll: got %d\n", v); }),
+        gort::OnDefault([] { std::printf("poll again: nothing yet\n"); }));
   });
   return 0;
 }

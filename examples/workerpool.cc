@@ -31,17 +31,14 @@ int main(int argc, char** argv) {
     int done[kWorkers] = {};  // jobs per worker, guarded by mu
 
     for (int w = 0; w < kWorkers; w++) {
-      wg.Add(1);
-      gort::Go([&, w] {
-        // for job := range jobs
-        while (auto job = jobs.RecvOk()) {
+      wg.Go([&, w] {  // wg.Add(1); go func() { defer wg.Done(); ... }()
+        for (int job : jobs) {  // for job := range jobs
           gort::Sleep(job_time);  // the "work": parks, the thread runs others
           mu.Lock();
-          sum += static_cast<long>(*job) * *job;
+          sum += static_cast<long>(job) * job;
           done[w]++;
           mu.Unlock();
         }
-        wg.Done();
       });
     }
     for (int j = 1; j <= kJobs; j++) jobs.Send(j);

@@ -12,8 +12,12 @@
 // stack on each mcall; it resumes in the schedule loop instead (see
 // schedule in proc.cc), where gogoback undoes what gogo swapped.
 #include <cxxabi.h>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <string>
+#include <typeinfo>
 
 #include "os/gogo_os.h"
 #include "panic.h"
@@ -53,6 +57,55 @@ EhGlobals* ehGlobals(M* mp) {
   return static_cast<EhGlobals*>(mp->ehGlobals);
 }
 
+// panicValue formats the exception being handled as Go prints a panic
+// would its panic value: a number or a string as itself, a std::exception
+// by what(), anything else by its type name. Not in Go: C++ throws values
+// of any type, so the type is named where the value cannot be printed.
+std::string panicValue() {
+  const std::type_info* t = abi::__cxa_current_exception_type();
+  std::string type = "unknown type";
+  if (t != nullptr) {
+    int status = 0;
+    char* d = abi::__cxa_demangle(t->name(), nullptr, nullptr, &status);
+    type = status == 0 && d != nullptr ? d : t->name();
+    std::free(d);
+  }
+  char buf[64];
+  try {
+    throw;
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (const std::string& v) {
+    return v;
+  } catch (const char* v) {
+    return v != nullptr ? v : "(const char*) nullptr";
+  } catch (bool v) {
+    return v ? "true" : "false";
+  } catch (char v) {
+    std::snprintf(buf, sizeof buf, "(char) %d", v);
+  } catch (int v) {
+    std::snprintf(buf, sizeof buf, "%d", v);
+  } catch (unsigned v) {
+    std::snprintf(buf, sizeof buf, "%u", v);
+  } catch (long v) {
+    std::snprintf(buf, sizeof buf, "%ld", v);
+  } catch (unsigned long v) {
+    std::snprintf(buf, sizeof buf, "%lu", v);
+  } catch (long long v) {
+    std::snprintf(buf, sizeof buf, "%lld", v);
+  } catch (unsigned long long v) {
+    std::snprintf(buf, sizeof buf, "%llu", v);
+  } catch (double v) {
+    std::snprintf(buf, sizeof buf, "%g", v);
+  } catch (float v) {
+    std::snprintf(buf, sizeof buf, "%g", static_cast<double>(v));
+  } catch (...) {
+    return "(" + type + ") a C++ exception gort cannot print";
+  }
+  if (type == "int" || type == "double") return buf;
+  return "(" + type + ") " + buf;
+}
+
 // grun runs the goroutine's function and ends the goroutine; goexit1
 // returns only on a backend whose contexts outlive their goroutines
 // (fibres), when the G is reused (see gentry).
@@ -62,10 +115,9 @@ void grun() {
     std::move(gp->fn)();
   } catch (const goexitUnwind&) {
     // Run ended while this goroutine was parked; its stack has unwound.
-  } catch (const std::exception& e) {
-    fatalpanic(e.what(), getg()->goid);
   } catch (...) {
-    fatalpanic("unknown C++ exception", getg()->goid);
+    std::string v = panicValue();
+    fatalpanic(v.c_str(), getg()->goid);
   }
   getg()->fn = nullptr;  // destroys the closure's captures on this stack
   goexit1();

@@ -19,6 +19,7 @@
 
 #include "chan.h"
 #include "gort/debug.h"
+#include "gort/defer.h"
 #include "gort/runtime.h"
 #include "netpoll.h"
 #include "os/netpoll_os.h"
@@ -380,6 +381,12 @@ void Gosched() {
 }
 
 int NumGoroutine() { return gcount(); }
+
+// Not in Go: whether unwindAbandoned is unwinding the calling goroutine.
+bool internal::ExitUnwinding() {
+  G* gp = getcurg();
+  return gp != nullptr && gp->unwinding;
+}
 
 std::int64_t Nanotime() { return os::nanotime(); }
 

@@ -1053,4 +1053,39 @@ TEST_F(ChanTest, LargeAndEmptyPayloads) {
       {.maxprocs = 2});
 }
 
+// for v := range ch: every value in order, ending once closed and drained,
+// with a move-only element type; a break leaves the rest in the channel.
+TEST_F(ChanTest, RangeReceivesUntilClosedAndDrained) {
+  gort::Run([] {
+    auto c = gort::MakeChan<std::unique_ptr<int>>();
+    gort::Go([=] {
+      for (int i = 0; i < 100; i++) c.Send(std::make_unique<int>(i));
+      c.Close();
+    });
+    int want = 0;
+    for (auto v : c) {
+      ASSERT_NE(v, nullptr);
+      EXPECT_EQ(*v, want);
+      want++;
+    }
+    EXPECT_EQ(want, 100);
+    // A closed, drained channel: the loop body never runs.
+    for (auto v : c) ADD_FAILURE() << "received " << v.get();
+
+    auto b = gort::MakeChan<int>(10);
+    for (int i = 0; i < 5; i++) b.Send(i);
+    b.Close();
+    int seen = 0;
+    for (int v : b) {
+      if (v == 2) break;
+      seen++;
+    }
+    EXPECT_EQ(seen, 2);
+    EXPECT_EQ(b.Len(), 2u);  // 3 and 4 are still there
+    std::vector<int> rest;
+    for (int v : b) rest.push_back(v);
+    EXPECT_EQ(rest, (std::vector<int>{3, 4}));
+  });
+}
+
 }  // namespace

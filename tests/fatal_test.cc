@@ -149,6 +149,29 @@ TEST_F(PanicDeathTest, ExceptionEscapingGoroutine) {
               "panic: boom\\s+goroutine \\S+ \\[running\\]:");
 }
 
+// A thrown value that is not a std::exception prints as Go prints a panic
+// value: a number as itself, a string as itself, another type by its name.
+TEST_F(PanicDeathTest, NonExceptionValuesPrintAsGoPanicValues) {
+  auto Dies = [](auto value) {
+    RunGuarded(
+        [value] {
+          gort::Go([value] { throw value; });
+          SleepUntilKilled();
+        },
+        Procs(1));
+  };
+  EXPECT_EXIT(Dies(42), ::testing::ExitedWithCode(2),
+              "panic: 42\\s+goroutine \\S+ \\[running\\]:");
+  EXPECT_EXIT(Dies(2.5), ::testing::ExitedWithCode(2), "panic: 2.5\\s");
+  EXPECT_EXIT(Dies(7L), ::testing::ExitedWithCode(2), "panic: \\(long\\) 7\\s");
+  EXPECT_EXIT(Dies("boom"), ::testing::ExitedWithCode(2), "panic: boom\\s");
+  EXPECT_EXIT(Dies(std::string("str")), ::testing::ExitedWithCode(2),
+              "panic: str\\s");
+  struct Opaque {};
+  EXPECT_EXIT(Dies(Opaque{}), ::testing::ExitedWithCode(2),
+              "panic: \\(.*::Opaque\\) a C\\+\\+ exception gort cannot print");
+}
+
 TEST_F(PanicDeathTest, GortPanicEscapingGoroutine) {
   EXPECT_EXIT(RunGuarded(
                   [] {

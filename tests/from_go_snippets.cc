@@ -70,8 +70,8 @@ int Pipeline() {
   ch.Send(2);
   ch.Close();
   // snippet: range
-  while (std::optional<int> v = ch.RecvOk()) {  // for v := range ch {
-    use(*v);
+  for (int v : ch) {  // for v := range ch {
+    use(v);
   }
   // end snippet
   // snippet: recv-ok
@@ -113,6 +113,16 @@ int SelectExamples() {
     // case <-time.After(10 * time.Millisecond): timed out
   }
   // end snippet
+  // snippet: select-handlers
+  for (;;) {  // for { select { ... } }
+    int i = gort::Select(
+        gort::OnRecv(in, [&](int v, bool ok) { got = ok ? v : -1; }),
+        gort::OnSend(out, x, [] {}),  // case out <- x:
+        gort::OnRecv(quit, [] {}),    // case <-quit:
+        gort::OnDefault([] {}));      // default:
+    if (i >= 2) break;                // leaves the loop
+  }
+  // end snippet
   return got;
 }
 
@@ -122,15 +132,16 @@ int SyncExamples() {
   // snippet: waitgroup
   gort::WaitGroup wg;
   for (int i = 0; i < 10; i++) {
-    wg.Add(1);
-    gort::Go([&] {
-      struct Done {
-        gort::WaitGroup& wg;
-        ~Done() { wg.Done(); }  // defer wg.Done()
-      } done{wg};
-      gort::Sleep(1ms);
-    });
+    wg.Go([] { gort::Sleep(1ms); });  // Add(1); go with Done deferred
   }
+  wg.Wait();
+  // end snippet
+  // snippet: defer
+  wg.Add(1);
+  gort::Go([&] {
+    gort::Defer done([&] { wg.Done(); });  // defer wg.Done()
+    gort::Sleep(1ms);
+  });
   wg.Wait();
   // end snippet
   gort::Mutex mu;

@@ -73,6 +73,7 @@ TEST_P(LoopsTest, SchedLoops) {
         gort::bench::Spawn(Scaled(5000));
         gort::bench::ChanBuffered(Scaled(5000));
         gort::bench::Select2(Scaled(5000));
+        gort::bench::Select2Handlers(Scaled(5000));
         gort::bench::ChanContended(Scaled(5000));
         gort::bench::MutexUncontended(Scaled(5000));
         gort::bench::FanOut(Scaled(4));

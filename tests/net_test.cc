@@ -1365,4 +1365,48 @@ TEST_F(NetTest, SplitAndJoinHostPort) {
 }
 #endif  // !defined(_WIN32)
 
+// The Try forms return the Error as a value, as Go's (n, err) pairs: EOF is
+// 0 with no error, a deadline a Timeout() error, a closed listener or
+// connection a Closed() error.
+TEST_F(NetTest, TryFormsReturnErrorsAsValues) {
+  gort::Run([] {
+    Listener ln = gort::net::Listen("tcp", "127.0.0.1:0");
+    auto accepted = gort::MakeChan<int>(1);
+    Conn s;
+    gort::Go([&] {
+      gort::net::Result<Conn> r = ln.TryAccept();
+      ASSERT_TRUE(r.ok());
+      s = std::move(*r);
+      accepted.Send(1);
+    });
+    Conn c = gort::net::Dial("tcp", ln.Addr());
+    accepted.Recv();
+    char buf[8];
+    c.SetReadDeadline(std::chrono::steady_clock::now() + 1ms);
+    gort::net::Result<std::size_t> r = c.TryRead(buf, sizeof buf);
+    ASSERT_FALSE(r.ok());
+    ASSERT_NE(r.error(), nullptr);
+    EXPECT_TRUE(r.error()->Timeout());
+    EXPECT_THROW(r.value(), gort::net::Error);
+    c.SetReadDeadline({});
+    gort::net::Result<std::size_t> w = s.TryWrite("hi", 2);
+    ASSERT_TRUE(w.ok());
+    EXPECT_EQ(*w, 2u);
+    s.CloseWrite();
+    std::size_t n = ReadFull(c, buf, 2);
+    EXPECT_EQ(std::string(buf, n), "hi");
+    r = c.TryRead(buf, sizeof buf);
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r.value(), 0u);  // EOF: no error, as Go's io.EOF is a value
+    c.Close();
+    w = c.TryWrite("x", 1);
+    ASSERT_FALSE(w.ok());
+    EXPECT_TRUE(w.error()->Closed());
+    ln.Close();
+    gort::net::Result<Conn> a = ln.TryAccept();
+    ASSERT_FALSE(a);
+    EXPECT_TRUE(a.error()->Closed());
+  });
+}
+
 }  // namespace

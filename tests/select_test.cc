@@ -27,6 +27,7 @@
 #include <mutex>
 #include <numeric>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <utility>
@@ -1046,6 +1047,260 @@ TEST_P(SelectProcsTest, ClosesInFlight) {
         EXPECT_GE(panics, kTrials / 2);
       },
       Opts());
+}
+
+// ---------------------------------------------------------------------------
+// A move-only value in a send case is moved from only if its case runs
+// (Go's `select { case ch <- job: default: keep(job) }`), however the select
+// ends: another case, default, a panic, the end of the Run.
+
+// A job whose destructor runs are counted in *dtors.
+struct Job {
+  std::atomic<int>* dtors;
+  int id;
+  ~Job() { dtors->fetch_add(1); }
+};
+using JobPtr = std::unique_ptr<Job>;
+
+TEST_F(SelectTest, MoveOnlySendValueSurvivesWhenDefaultRuns) {
+  std::atomic<int> dtors{0};
+  gort::Run([&] {
+    auto spill = gort::MakeChan<JobPtr>(1);
+    JobPtr job(new Job{&dtors, 1});
+    ASSERT_EQ(gort::Select(gort::SendCase(spill, JobPtr(new Job{&dtors, 0})),
+                           gort::DefaultCase()),
+              0);
+    // spill is full: default runs and job is still the caller's.
+    EXPECT_EQ(gort::Select(gort::SendCase(spill, std::move(job)),
+                           gort::DefaultCase()),
+              1);
+    ASSERT_NE(job, nullptr);
+    EXPECT_EQ(job->id, 1);
+    EXPECT_EQ(dtors.load(), 0);
+    EXPECT_EQ(spill.Recv()->id, 0);  // destroys job 0
+    EXPECT_EQ(dtors.load(), 1);
+    // Now there is room: the send runs and moves job into the channel.
+    EXPECT_EQ(gort::Select(gort::SendCase(spill, std::move(job)),
+                           gort::DefaultCase()),
+              0);
+    EXPECT_EQ(job, nullptr);
+    EXPECT_EQ(dtors.load(), 1);
+    EXPECT_EQ(spill.Recv()->id, 1);
+    EXPECT_EQ(dtors.load(), 2);
+  });
+}
+
+TEST_F(SelectTest, MoveOnlySendValueSurvivesWhenAnotherCaseRuns) {
+  std::atomic<int> dtors{0};
+  gort::Run([&] {
+    auto blocked = gort::MakeChan<JobPtr>();  // no receiver: never ready
+    auto ready = gort::MakeChan<int>(1);
+    JobPtr job(new Job{&dtors, 7});
+    for (int i = 0; i < 100; i++) {
+      ready.Send(i);
+      int v = -1;
+      EXPECT_EQ(gort::Select(gort::SendCase(blocked, std::move(job)),
+                             gort::RecvCase(ready, &v)),
+                1);
+      EXPECT_EQ(v, i);
+      ASSERT_NE(job, nullptr);
+    }
+    // A blocked select woken for the other case leaves job too.
+    auto wake = gort::MakeChan<int>();
+    gort::Go([=] { wake.Send(1); });
+    EXPECT_EQ(gort::Select(gort::SendCase(blocked, std::move(job)),
+                           gort::RecvCase(wake)),
+              1);
+    ASSERT_NE(job, nullptr);
+    EXPECT_EQ(job->id, 7);
+    EXPECT_EQ(dtors.load(), 0);
+    // And a blocked select whose send case is taken moves it exactly once.
+    JobPtr got;
+    auto done = gort::MakeChan<int>();
+    gort::Go([&, blocked, done] {
+      got = blocked.Recv();
+      done.Send(1);
+    });
+    EXPECT_EQ(gort::Select(gort::SendCase(blocked, std::move(job)),
+                           gort::RecvCase(ready)),
+              0);
+    done.Recv();
+    EXPECT_EQ(job, nullptr);
+    ASSERT_NE(got, nullptr);
+    EXPECT_EQ(got->id, 7);
+    EXPECT_EQ(dtors.load(), 0);
+  });
+  EXPECT_EQ(dtors.load(), 1);  // got, a local of main, destroyed it once
+}
+
+TEST_F(SelectTest, MoveOnlySendValueSurvivesASendOnClosedPanic) {
+  std::atomic<int> dtors{0};
+  gort::Run([&] {
+    auto closed = gort::MakeChan<JobPtr>(1);
+    closed.Close();
+    JobPtr job(new Job{&dtors, 3});
+    EXPECT_EQ(PanicMessage([&] {
+                gort::Select(gort::SendCase(closed, std::move(job)),
+                             gort::DefaultCase());
+              }),
+              "send on closed channel");
+    ASSERT_NE(job, nullptr);
+    // A select blocked in a send case panics when another goroutine closes
+    // the channel; the value is still the caller's.
+    auto c = gort::MakeChan<JobPtr>();
+    auto never = gort::MakeChan<int>();
+    // With one P the goroutine runs once main blocks in the select.
+    gort::Go([=] { c.Close(); });
+    EXPECT_EQ(PanicMessage([&] {
+                gort::Select(gort::SendCase(c, std::move(job)),
+                             gort::RecvCase(never));
+              }),
+              "send on closed channel");
+    ASSERT_NE(job, nullptr);
+    EXPECT_EQ(job->id, 3);
+    EXPECT_EQ(dtors.load(), 0);
+  }, gort::Options{.maxprocs = 1});
+  EXPECT_EQ(dtors.load(), 1);
+}
+
+TEST_F(SelectTest, MoveOnlySendValueSurvivesTheEndOfRun) {
+  std::atomic<int> dtors{0};
+  JobPtr job(new Job{&dtors, 5});
+  gort::Run([&] {
+    auto c = gort::MakeChan<JobPtr>();
+    auto never = gort::MakeChan<int>();
+    auto parked = gort::MakeChan<int>(1);
+    gort::Go([&, c, never, parked] {
+      parked.Send(1);
+      gort::Select(gort::SendCase(c, std::move(job)), gort::RecvCase(never));
+      ADD_FAILURE() << "the select returned";
+    });
+    parked.Recv();
+    // With one P, main runs again once the goroutine blocks in the
+    // select; main returns and Run's end unwinds the goroutine.
+  }, gort::Options{.maxprocs = 1});
+  ASSERT_NE(job, nullptr);
+  EXPECT_EQ(job->id, 5);
+  EXPECT_EQ(dtors.load(), 0);
+  job.reset();
+  EXPECT_EQ(dtors.load(), 1);
+}
+
+// ---------------------------------------------------------------------------
+// The handler form: OnRecv, OnSend, OnDefault run their handler for the case
+// that runs, and only for it; Select still returns the index.
+
+TEST_F(SelectTest, HandlersRunForTheChosenCaseOnly) {
+  gort::Run([] {
+    auto in = gort::MakeChan<int>(1);
+    auto out = gort::MakeChan<std::string>(1);
+    std::string calls;
+    auto Step = [&] {
+      return gort::Select(
+          gort::OnRecv(in, [&](int v, bool ok) {
+            calls += "recv(" + std::to_string(v) + "," + (ok ? "true" : "false") + ")";
+          }),
+          gort::OnSend(out, std::string("x"), [&] { calls += "send"; }),
+          gort::OnDefault([&] { calls += "default"; }));
+    };
+    // Only the send is ready.
+    EXPECT_EQ(Step(), 1);
+    EXPECT_EQ(calls, "send");
+    EXPECT_EQ(out.Recv(), "x");
+    out.Send("full");
+    // Nothing is ready.
+    calls.clear();
+    EXPECT_EQ(Step(), 2);
+    EXPECT_EQ(calls, "default");
+    // Only the receive is ready.
+    in.Send(7);
+    calls.clear();
+    EXPECT_EQ(Step(), 0);
+    EXPECT_EQ(calls, "recv(7,true)");
+    // A close runs the receive handler with T{} and false.
+    in.Close();
+    calls.clear();
+    EXPECT_EQ(Step(), 0);
+    EXPECT_EQ(calls, "recv(0,false)");
+  });
+}
+
+TEST_F(SelectTest, HandlerFormsTakeTheValueOrNothing) {
+  std::atomic<int> dtors{0};
+  gort::Run([&] {
+    auto jobs = gort::MakeChan<JobPtr>(1);
+    auto ticks = gort::MakeChan<int>(1);
+    JobPtr job(new Job{&dtors, 4});
+    JobPtr got;
+    ticks.Send(1);
+    int ticked = 0;
+    // The send is not ready (no room after the first): the tick wins and
+    // job stays the caller's; then it is sent, then received by a handler
+    // that takes it by value.
+    jobs.Send(JobPtr(new Job{&dtors, 0}));
+    EXPECT_EQ(gort::Select(gort::OnSend(jobs, std::move(job), [] {}),
+                           gort::OnRecv(ticks, [&] { ticked++; })),
+              1);
+    EXPECT_EQ(ticked, 1);
+    ASSERT_NE(job, nullptr);
+    EXPECT_EQ(gort::Select(gort::OnRecv(jobs, [&](JobPtr j) {
+      EXPECT_EQ(j->id, 0);
+    })), 0);
+    EXPECT_EQ(dtors.load(), 1);
+    EXPECT_EQ(gort::Select(gort::OnSend(jobs, std::move(job), [] {}),
+                           gort::OnDefault([] {})),
+              0);
+    EXPECT_EQ(job, nullptr);
+    EXPECT_EQ(gort::Select(gort::OnRecv(jobs, [&](JobPtr j, bool ok) {
+      EXPECT_TRUE(ok);
+      got = std::move(j);
+    })), 0);
+    ASSERT_NE(got, nullptr);
+    EXPECT_EQ(got->id, 4);
+    EXPECT_EQ(dtors.load(), 1);
+  });
+  EXPECT_EQ(dtors.load(), 2);
+}
+
+TEST_F(SelectTest, HandlerExceptionLeavesSelectAndDestroysTheValue) {
+  std::atomic<int> dtors{0};
+  gort::Run([&] {
+    auto jobs = gort::MakeChan<JobPtr>(1);
+    jobs.Send(JobPtr(new Job{&dtors, 1}));
+    bool caught = false;
+    try {
+      gort::Select(gort::OnRecv(jobs, [](const JobPtr&) {
+        throw std::runtime_error("handler");
+      }));
+    } catch (const std::runtime_error&) {
+      caught = true;
+    }
+    EXPECT_TRUE(caught);
+    EXPECT_EQ(dtors.load(), 1);  // the received value was destroyed once
+  });
+}
+
+TEST_F(SelectTest, HandlerFormLeavesALoopByIndex) {
+  gort::Run([] {
+    auto data = gort::MakeChan<int>(10);
+    auto quit = gort::MakeChan<int>();
+    for (int i = 1; i <= 5; i++) data.Send(i);
+    gort::Go([=] {
+      // quit is closed once data is drained: main receives all five first
+      // only if it never picks quit too early, so close it after they are
+      // taken.
+      while (data.Len() > 0) gort::Gosched();
+      quit.Close();
+    });
+    int sum = 0;
+    for (;;) {
+      if (gort::Select(gort::OnRecv(data, [&](int v) { sum += v; }),
+                       gort::OnRecv(quit, [] {})) == 1) {
+        break;
+      }
+    }
+    EXPECT_EQ(sum, 15);
+  });
 }
 
 }  // namespace

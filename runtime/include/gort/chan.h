@@ -3,6 +3,8 @@
 #define GORT_CHAN_H_
 
 #include <cstddef>
+#include <cstdlib>
+#include <iterator>
 #include <optional>
 #include <type_traits>
 #include <utility>
@@ -62,8 +64,14 @@ class Chan {
   void Send(T v) const { internal::chansend(c_, &v); }
   // Receives a value; T{} once the channel is closed and drained (<-ch).
   T Recv() const {
+    static_assert(std::is_default_constructible_v<T>,
+                  "Chan<T>::Recv returns T{} on a closed channel, and T has "
+                  "no default constructor: use RecvOk() (v, ok := <-ch)");
     Slot s;
-    if (!internal::chanrecv(c_, s.bytes)) return T{};
+    if (!internal::chanrecv(c_, s.bytes)) {
+      if constexpr (std::is_default_constructible_v<T>) return T{};
+      std::abort();  // unreachable: the static_assert fired
+    }
     return s.Take();
   }
   // Receives a value; nullopt once closed and drained (v, ok := <-ch).
@@ -72,6 +80,36 @@ class Chan {
     if (!internal::chanrecv(c_, s.bytes)) return std::nullopt;
     return std::optional<T>(s.Take());
   }
+  // An input iterator over received values, for `for (auto v : ch)`.
+  class Iterator {
+   public:
+    using value_type = T;              // The element type.
+    using difference_type = std::ptrdiff_t;  // Required of an iterator.
+    // Receives the first value (or the end, if closed and drained).
+    explicit Iterator(const Chan* ch) : ch_(ch), v_(ch->RecvOk()) {}
+    // The value received last, to be moved from.
+    T&& operator*() const { return std::move(*v_); }
+    // Receives the next value.
+    Iterator& operator++() {
+      v_ = ch_->RecvOk();
+      return *this;
+    }
+    // The same as ++it (an input iterator's postfix form).
+    void operator++(int) { ++*this; }
+    // True once the channel is closed and drained.
+    friend bool operator==(const Iterator& it, std::default_sentinel_t) {
+      return !it.v_.has_value();
+    }
+
+   private:
+    const Chan* ch_;
+    mutable std::optional<T> v_;
+  };
+  // Receives until the channel is closed and drained (for v := range ch).
+  Iterator begin() const { return Iterator(this); }
+  // The end of a range over the channel: closed and drained.
+  std::default_sentinel_t end() const { return {}; }
+
   // Closes the channel (close(ch)).
   void Close() const { internal::closechan(c_); }
   // Number of buffered elements (len(ch)).
@@ -102,10 +140,27 @@ class Chan {
   internal::hchan* c_ = nullptr;
 };
 
+// Chan<void> is an error: Go's chan struct{} is Chan<std::monostate>.
+template <class T>
+  requires std::is_void_v<T>
+class Chan<T> {
+  static_assert(!std::is_void_v<T>,
+                "Chan<void>: a channel of no value is Chan<std::monostate> "
+                "(Go's chan struct{}), made by MakeChan<std::monostate>()");
+};
+
 template <class T>
 Chan<T> MakeChan(std::size_t cap) {
-  static_assert(std::is_move_constructible_v<T>, "channel element type must be movable");
-  return Chan<T>(internal::makechan(&internal::kElemOps<T>, cap));
+  if constexpr (std::is_void_v<T>) {
+    static_assert(!std::is_void_v<T>,
+                  "MakeChan<void>: use MakeChan<std::monostate>() (Go's "
+                  "chan struct{})");
+    return {};
+  } else {
+    static_assert(std::is_move_constructible_v<T>,
+                  "channel element type must be movable");
+    return Chan<T>(internal::makechan(&internal::kElemOps<T>, cap));
+  }
 }
 
 }  // namespace gort

@@ -6,6 +6,8 @@
 
 #include "gort/chan.h"
 #include "gort/context.h"
+#include "gort/defer.h"
+#include "gort/errgroup.h"
 #include "gort/net.h"
 #include "gort/poll.h"
 #include "gort/runtime.h"

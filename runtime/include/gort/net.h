@@ -10,6 +10,7 @@
 #include <span>
 #include <string_view>
 #include <utility>
+#include <variant>
 
 #include "gort/context.h"
 #include "gort/poll.h"
@@ -25,6 +26,35 @@ struct access;
 // An I/O error (defined in gort/poll.h, where the descriptor layer below
 // net throws it, as Go's net wraps internal/poll's errors).
 using Error = poll::Error;
+
+// A value or the Error that kept it from being made: Go's (T, error) pair,
+// for the Try forms of the calls a server loop makes.
+template <class T>
+class Result {
+ public:
+  // A success holding v.
+  Result(T v) : v_(std::in_place_index<0>, std::move(v)) {}  // NOLINT
+  // A failure holding e.
+  Result(Error e) : v_(std::in_place_index<1>, std::move(e)) {}  // NOLINT
+  // Whether this holds a value (err == nil).
+  bool ok() const { return v_.index() == 0; }
+  // The same as ok().
+  explicit operator bool() const { return ok(); }
+  // The value; throws the Error if there is none.
+  T& value() {
+    if (!ok()) throw std::get<1>(v_);
+    return std::get<0>(v_);
+  }
+  // The value; ok() must be true.
+  T& operator*() { return *std::get_if<0>(&v_); }
+  // The value's members; ok() must be true.
+  T* operator->() { return std::get_if<0>(&v_); }
+  // The Error, or nullptr on success.
+  const Error* error() const { return std::get_if<1>(&v_); }
+
+ private:
+  std::variant<T, Error> v_;
+};
 
 // A stream connection (Go's net.Conn (net/net.go:113)); move-only, closed by
 // its destructor. Close may run while other goroutines use it; the destructor
@@ -52,6 +82,23 @@ class Conn {
   // (Go's net.Buffers: writev); returns the total or throws, the Error's
   // Written() saying how much went out.
   std::size_t WriteBuffers(std::span<const std::string_view> buffers);
+  // Read returning its Error instead of throwing (n, err := c.Read(buf)).
+  Result<std::size_t> TryRead(void* buf, std::size_t n) {
+    try {
+      return Read(buf, n);
+    } catch (const Error& e) {
+      return e;
+    }
+  }
+  // Write returning its Error instead of throwing; the count written before
+  // an error is not reported.
+  Result<std::size_t> TryWrite(const void* buf, std::size_t n) {
+    try {
+      return Write(buf, n);
+    } catch (const Error& e) {
+      return e;
+    }
+  }
   // Sets the read and write deadlines; time_point{} clears them.
   void SetDeadline(std::chrono::steady_clock::time_point t);
   // Sets the read deadline; time_point{} clears it.
@@ -106,6 +153,14 @@ class Listener {
 
   // Parks until a connection arrives; Close() wakes it with a Closed() error.
   Conn Accept();
+  // Accept returning its Error instead of throwing (c, err := l.Accept()).
+  Result<Conn> TryAccept() {
+    try {
+      return Accept();
+    } catch (const Error& e) {
+      return e;
+    }
+  }
   // Closes the listener (and removes a unix socket file it created).
   void Close();
   // Accept fails with a Timeout() error after t; time_point{} clears it.

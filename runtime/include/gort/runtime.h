@@ -29,7 +29,9 @@ enum class UsleepMode {
 struct Options {
   int maxprocs = 0;                     // 0: $GOMAXPROCS, else the CPU count.
   UsleepMode usleep = UsleepMode::kAuto;  // usleep mode of runtime threads.
-  std::size_t stack_size = 0;           // goroutine stack bytes; 0: default.
+  // Goroutine stack bytes; 0: 256 KiB. Stacks do not grow as Go's do: a
+  // deeper recursion ends the program with "stack overflow"; raise this.
+  std::size_t stack_size = 0;
 };
 
 // Thrown for Go's run-time panics; what() is Go's message.

@@ -10,7 +10,9 @@
 #include <type_traits>
 #include <utility>
 
+#include "gort/defer.h"
 #include "gort/internal/thread_annotations.h"
+#include "gort/runtime.h"
 
 namespace gort {
 
@@ -27,6 +29,19 @@ class WaitGroup {
   void Done();
   // Parks the calling goroutine until the counter is zero.
   void Wait();
+  // Adds one and runs fn in a new goroutine that calls Done when fn returns
+  // or throws (Go 1.25's WaitGroup.Go).
+  template <class F>
+  [[gnu::noinline]] void Go(F&& fn) {
+    Add(1);
+    internal::NewProc(
+        internal::Func(
+            [this, f = std::decay_t<F>(std::forward<F>(fn))]() mutable {
+              Defer done([this] { Done(); });
+              f();
+            }),
+        __builtin_return_address(0));
+  }
 
  private:
   std::atomic<std::uint64_t> state_{0};  // counter << 32 | waiters.
