@@ -216,7 +216,7 @@ bool netpollblockcommit(G* gp, void* gpp) {
 
 void deadlineFire(void* arg, std::uintptr_t seq);
 
-// deldeadline deletes a deadline's armed timer (Go's deltimer). If an M
+// deldeadline deletes a deadline's armed timer (Go's deltimer (time.go:313)). If an M
 // blocks in netpoll until exactly that timer, it is woken to recompute its
 // wait (gort's own: Go leaves it asleep): asleep, it would count as a running
 // M and keep checkdead from reporting a real deadlock.
@@ -521,7 +521,7 @@ void pollUnblock(pollDesc* pd) {
   pd->closing = true;
   pd->rseq++;
   pd->wseq++;
-  // Armed timers leave the heap now (Go's deltimer), not at their time.
+  // Armed timers leave the heap now (Go's deltimer (time.go:313)), not at their time.
   if (pd->rt != nullptr) deldeadline(pd->rt);
   if (pd->wt != nullptr) deldeadline(pd->wt);
   pd->rt = pd->wt = nullptr;

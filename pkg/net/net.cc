@@ -136,7 +136,7 @@ target resolve(const std::string& op, const std::string& net,
   if (!splitHostPort(address, &host, &port, &why)) {
     throw addrError(op, net, addr, why);
   }
-  // Go's parsePort: empty is port 0, a name is looked up ("http": 80).
+  // Go's parsePort (net/port.go:15): empty is port 0, a name is looked up ("http": 80).
   char* end = nullptr;
   long p = port.empty() ? 0 : std::strtol(port.c_str(), &end, 10);
   if (!port.empty() && *end != '\0') {
@@ -199,7 +199,7 @@ pi::fdImpl* newSocket(const std::string& op, const std::string& net,
     os::fdClose(s);
     throw opError(op, net, "", t.text, "socket", err);
   }
-  // Go's setDefaultSockopts: "tcp6" is IPv6 only, "tcp" on [::] both.
+  // Go's setDefaultSockopts (net/sockopt_linux.go:12): "tcp6" is IPv6 only, "tcp" on [::] both.
   if (t.family == os::Family::kInet6) os::sockV6Only(s, net == "tcp6");
   return fd;
 }
@@ -272,7 +272,7 @@ Conn dial(std::string_view network, std::string_view address,
   if (int cerr = ctxErr(ctx)) throw opError("dial", net, "", t.text, nullptr, cerr);
   pi::fdImpl* fd = newSocket("dial", net, t);
   const char* syscall = nullptr;
-  // The deadline first, then the interrupter (Go's netFD.connect): set
+  // The deadline first, then the interrupter (Go's netFD.connect (net/fd_unix.go:55)): set
   // after, the deadline would overwrite a cancel that came in between.
   if (deadline != 0) pi::fdSetDeadline(fd, deadline, os::kPollWrite);
   std::function<bool()> stop;
@@ -414,7 +414,7 @@ void Conn::SetWriteDeadline(std::chrono::steady_clock::time_point t) {
 
 namespace {
 // sockopt applies a socket option under a reference to c's descriptor
-// (Go's TCPConn setters: "set tcp a->b: setsockopt: <err>").
+// (Go's TCPConn (net/tcpsock.go:112) setters: "set tcp a->b: setsockopt: <err>").
 template <class F>
 void sockopt(connImpl* c, F set) {
   if (!pi::fdIncref(c->fd)) throw connError(c, "set", pi::kErrClosing);
@@ -587,7 +587,7 @@ Conn Dial(std::string_view network, std::string_view address) {
 Conn DialTimeout(std::string_view network, std::string_view address,
                  std::chrono::nanoseconds timeout) {
   pi::checkInRun("net::DialTimeout");
-  // Go's Dialer.Timeout: zero or less means no timeout.
+  // Go's Dialer.Timeout (net/dial.go:40): zero or less means no timeout.
   if (timeout.count() <= 0) return dial(network, address, 0);
   std::int64_t deadline = pi::fdDeadline(std::chrono::steady_clock::now() +
                                          timeout);

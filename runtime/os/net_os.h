@@ -76,7 +76,7 @@ int sockError(std::intptr_t fd, int* err);
 // sockNoDelay: TCP_NODELAY on (Go's default for TCP).
 int sockNoDelay(std::intptr_t fd);
 // sockKeepAlive: SO_KEEPALIVE on or off; sockKeepAlivePeriod: the idle time
-// and the probe interval in seconds (Go's setKeepAlivePeriod).
+// and the probe interval in seconds (Go's setKeepAlivePeriod (net/tcpsockopt_unix.go:15)).
 int sockKeepAlive(std::intptr_t fd, bool on);
 int sockKeepAlivePeriod(std::intptr_t fd, int secs);
 // sockSetNoDelay: TCP_NODELAY on or off.
@@ -87,7 +87,7 @@ int sockLinger(std::intptr_t fd, int secs);
 int sockBuffer(std::intptr_t fd, bool read, int bytes);
 // sockV6Only: IPV6_V6ONLY on or off (Go: on for "tcp6", off for "tcp").
 int sockV6Only(std::intptr_t fd, bool on);
-// lookupPort: a service name's TCP port ("http" -> 80; Go's LookupPort),
+// lookupPort: a service name's TCP port ("http" -> 80; Go's LookupPort (net/lookup.go:408)),
 // -1 if unknown.
 int lookupPort(const std::string& service);
 // sockShutdownWrite: shutdown(SHUT_WR).
@@ -112,7 +112,7 @@ bool sockaddrInet(const unsigned char* ip, bool v4, int port, SockAddr* sa,
 bool sockaddrUnix(const std::string& path, SockAddr* sa);
 // sockaddrString: "127.0.0.1:5000", "[::1]:5000", "[fe80::1%eth0]:5000",
 // or the unix path ("@name" for an abstract one); an IPv4-mapped IPv6
-// address prints as IPv4 (Go's IP.String).
+// address prints as IPv4 (Go's IP.String (net/ip.go:313)).
 std::string sockaddrString(const SockAddr& sa);
 // unlinkPath: removes a unix socket file.
 void unlinkPath(const std::string& path);

@@ -266,7 +266,7 @@ bool sockaddrUnix(const std::string& path, SockAddr* sa) {
   a->sun_family = AF_UNIX;
   std::memcpy(a->sun_path, path.data(), path.size());
   // "@name": Linux's abstract namespace, a leading NUL and no terminator
-  // (Go's sockaddr for a name starting with '@').
+  // (Go's UnixAddr.sockaddr (net/unixsock_posix.go:90) for a name starting with '@').
   bool abstract = path[0] == '@';
   if (abstract) a->sun_path[0] = '\0';
   sa->len = static_cast<std::uint32_t>(offsetof(sockaddr_un, sun_path) +

@@ -450,7 +450,7 @@ int fdSetDeadline(fdImpl* fd, std::int64_t t, int mode) {
   bool pollable = fd->pd != nullptr;
   if (pollable) runtime::pollSetDeadline(fd->pd, t, mode);
   decref(fd);
-  return pollable ? 0 : kErrNoDeadline;  // Go's ErrNoDeadline
+  return pollable ? 0 : kErrNoDeadline;  // Go's ErrNoDeadline (internal/poll/fd.go:39)
 }
 
 bool fdIncref(fdImpl* fd) { return fd->mu.incref(); }

@@ -79,7 +79,7 @@ class Conn {
   // Writes all n bytes or throws; returns n.
   std::size_t Write(const void* buf, std::size_t n);
   // Writes every buffer in order with as few system calls as it can
-  // (Go's net.Buffers: writev); returns the total or throws, the Error's
+  // (Go's net.Buffers (net/net.go:712): writev); returns the total or throws, the Error's
   // Written() saying how much went out.
   std::size_t WriteBuffers(std::span<const std::string_view> buffers);
   // Read returning its Error instead of throwing (n, err := c.Read(buf)).
@@ -176,10 +176,10 @@ class Listener {
 };
 
 // Splits "host:port", "[v6]:port" or "[v6%zone]:port" into host and port
-// (Go's SplitHostPort); throws Error on a malformed address.
+// (Go's SplitHostPort (net/ipsock.go:164)); throws Error on a malformed address.
 std::pair<std::string, std::string> SplitHostPort(std::string_view hostport);
 // Joins host and port into "host:port", bracketing a host with a colon
-// (Go's JoinHostPort).
+// (Go's JoinHostPort (net/ipsock.go:235)).
 std::string JoinHostPort(std::string_view host, std::string_view port);
 
 // Listens on network "tcp", "tcp4", "tcp6" or "unix" at address ("host:port",
@@ -188,7 +188,7 @@ Listener Listen(std::string_view network, std::string_view address);
 // Connects to address on network, parking until connected or refused.
 Conn Dial(std::string_view network, std::string_view address);
 // Dial that fails with a Timeout() error if not connected within timeout
-// (zero or less: no timeout, as Go's Dialer.Timeout).
+// (zero or less: no timeout, as Go's Dialer.Timeout (net/dial.go:40)).
 Conn DialTimeout(std::string_view network, std::string_view address,
                  std::chrono::nanoseconds timeout);
 // Dial bounded by ctx (Go's Dialer.DialContext (net/dial.go:376)): its deadline
