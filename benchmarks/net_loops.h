@@ -82,9 +82,9 @@ void OrFail(F&& body) {
 inline void TCPPingPong(std::int64_t n) {
   net_internal::OrFail([n] {
     gort::net::Listener ln = gort::net::Listen("tcp", "127.0.0.1:0");
-    gort::Go([&ln] { net_internal::OrFail([&] {
-      net_internal::EchoServer(ln.Accept());
-    }); });
+    gort::Go([&ln] {
+      net_internal::OrFail([&] { net_internal::EchoServer(ln.Accept()); });
+    });
     gort::net::Conn c = gort::net::Dial("tcp", ln.Addr());
     net_internal::RoundTrips(c, n, "TCPPingPong: wrong byte echoed");
   });
@@ -97,14 +97,17 @@ inline void TCPPingPong100(std::int64_t n) {
   net_internal::OrFail([n] {
     gort::net::Listener ln = gort::net::Listen("tcp", "127.0.0.1:0");
     auto accepted = gort::MakeChan<int>(1);
-    gort::Go([&ln, accepted]() mutable { net_internal::OrFail([&] {
-      for (int i = 0; i < kConns; ++i) {
-        gort::Go([c = ln.Accept()]() mutable {
-          net_internal::OrFail([&] { net_internal::EchoServer(std::move(c)); });
-        });
-      }
-      accepted.Send(1);
-    }); });
+    gort::Go([&ln, accepted]() mutable {
+      net_internal::OrFail([&] {
+        for (int i = 0; i < kConns; ++i) {
+          gort::Go([c = ln.Accept()]() mutable {
+            net_internal::OrFail(
+                [&] { net_internal::EchoServer(std::move(c)); });
+          });
+        }
+        accepted.Send(1);
+      });
+    });
     gort::WaitGroup wg;
     wg.Add(kConns);
     for (int k = 0; k < kConns; ++k) {
@@ -129,18 +132,20 @@ inline void TCPStream1MiB(std::int64_t n) {
   constexpr std::size_t kBlock = 1 << 20;
   net_internal::OrFail([n] {
     gort::net::Listener ln = gort::net::Listen("tcp", "127.0.0.1:0");
-    gort::Go([&ln, n] { net_internal::OrFail([&] {
-      gort::net::Conn s = ln.Accept();
-      std::vector<char> buf(256 << 10);
-      std::int64_t total = 0;
-      while (std::size_t k = s.Read(buf.data(), buf.size())) {
-        total += static_cast<std::int64_t>(k);
-      }
-      if (total != n * static_cast<std::int64_t>(kBlock)) {
-        net_internal::Fail("TCPStream1MiB: wrong byte count");
-      }
-      s.Write(&total, sizeof total);
-    }); });
+    gort::Go([&ln, n] {
+      net_internal::OrFail([&] {
+        gort::net::Conn s = ln.Accept();
+        std::vector<char> buf(256 << 10);
+        std::int64_t total = 0;
+        while (std::size_t k = s.Read(buf.data(), buf.size())) {
+          total += static_cast<std::int64_t>(k);
+        }
+        if (total != n * static_cast<std::int64_t>(kBlock)) {
+          net_internal::Fail("TCPStream1MiB: wrong byte count");
+        }
+        s.Write(&total, sizeof total);
+      });
+    });
     gort::net::Conn c = gort::net::Dial("tcp", ln.Addr());
     std::vector<char> block(kBlock, 'x');
     for (std::int64_t i = 0; i < n; ++i) c.Write(block.data(), block.size());
@@ -162,15 +167,17 @@ inline void ChanToNetpollPing(std::int64_t n) {
     if (efd < 0) net_internal::Fail("eventfd failed");
     gort::poll::FD event(efd);
     auto ch = gort::MakeChan<int>();
-    gort::Go([n, &event, ch] { net_internal::OrFail([&] {
-      for (std::int64_t i = 0; i < n; ++i) {
-        std::uint64_t v = 0;
-        if (event.Read(&v, sizeof v) != sizeof v || v != 1) {
-          net_internal::Fail("ChanToNetpollPing: event counter is not 1");
+    gort::Go([n, &event, ch] {
+      net_internal::OrFail([&] {
+        for (std::int64_t i = 0; i < n; ++i) {
+          std::uint64_t v = 0;
+          if (event.Read(&v, sizeof v) != sizeof v || v != 1) {
+            net_internal::Fail("ChanToNetpollPing: event counter is not 1");
+          }
+          ch.Send(1);
         }
-        ch.Send(1);
-      }
-    }); });
+      });
+    });
     for (std::int64_t i = 0; i < n; ++i) {
       std::uint64_t one = 1;
       event.Write(&one, sizeof one);

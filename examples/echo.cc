@@ -45,8 +45,8 @@ bool Client(const std::string& addr, int id, int messages) {
   gort::net::Conn c = gort::net::Dial("tcp", addr);
   c.SetDeadline(std::chrono::steady_clock::now() + std::chrono::seconds(30));
   for (int i = 0; i < messages; i++) {
-    std::string msg = "client " + std::to_string(id) + " message " +
-                      std::to_string(i) + "\n";
+    std::string msg =
+        "client " + std::to_string(id) + " message " + std::to_string(i) + "\n";
     c.Write(msg.data(), msg.size());
     std::string back(msg.size(), '\0');
     for (std::size_t got = 0; got < back.size();) {
@@ -100,15 +100,16 @@ int main(int argc, char** argv) {
       });
     }
     wg.Wait();
-    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                             t0)
-                   .count();
+    double s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+            .count();
     gort::Stats st = gort::ReadStats();
-    std::printf("echo: %d connections x %d messages on %s: %.0f round trips/s, "
-                "%d OS threads, GOMAXPROCS %d, %d failed\n",
-                conns, messages, ln.Addr().c_str(),
-                static_cast<double>(conns) * messages / s, st.threads,
-                st.gomaxprocs, failed);
+    std::printf(
+        "echo: %d connections x %d messages on %s: %.0f round trips/s, "
+        "%d OS threads, GOMAXPROCS %d, %d failed\n",
+        conns, messages, ln.Addr().c_str(),
+        static_cast<double>(conns) * messages / s, st.threads, st.gomaxprocs,
+        failed);
     ln.Close();
   });
   return failed == 0 ? 0 : 1;

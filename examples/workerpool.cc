@@ -27,12 +27,12 @@ int main(int argc, char** argv) {
     auto jobs = gort::MakeChan<int>(kJobs);  // buffered: all jobs fit
     gort::WaitGroup wg;
     gort::Mutex mu;
-    long sum = 0;         // guarded by mu
+    long sum = 0;             // guarded by mu
     int done[kWorkers] = {};  // jobs per worker, guarded by mu
 
     for (int w = 0; w < kWorkers; w++) {
       wg.Go([&, w] {  // wg.Add(1); go func() { defer wg.Done(); ... }()
-        for (int job : jobs) {  // for job := range jobs
+        for (int job : jobs) {    // for job := range jobs
           gort::Sleep(job_time);  // the "work": parks, the thread runs others
           mu.Lock();
           sum += static_cast<long>(job) * job;
@@ -47,8 +47,8 @@ int main(int argc, char** argv) {
 
     int total = 0;
     for (int w = 0; w < kWorkers; w++) total += done[w];
-    std::printf("%d workers finished %d jobs; sum of squares = %ld\n",
-                kWorkers, total, sum);
+    std::printf("%d workers finished %d jobs; sum of squares = %ld\n", kWorkers,
+                total, sum);
   });
   return 0;
 }

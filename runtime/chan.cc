@@ -25,9 +25,9 @@ namespace gort::runtime {
 
 namespace {
 // Go's maxAlloc (malloc.go:219): 1<<40 on 64-bit targets, 2 GiB on 32-bit ones.
-constexpr std::size_t kMaxChanBytes = static_cast<std::size_t>(
-    std::min<std::uint64_t>(std::uint64_t{1} << 40,
-                            std::numeric_limits<std::size_t>::max() >> 1));
+constexpr std::size_t kMaxChanBytes =
+    static_cast<std::size_t>(std::min<std::uint64_t>(
+        std::uint64_t{1} << 40, std::numeric_limits<std::size_t>::max() >> 1));
 
 [[noreturn]] void blockForever(waitReason reason) {
   if (getcurg() == nullptr) {
@@ -90,8 +90,8 @@ void waitq::enqueue(sudog* sg) {
   last = sg;
 }
 
-// dequeue mirrors Go's waitq.dequeue (chan.go:770): skips select sudogs whose select was
-// already won on another channel.
+// dequeue mirrors Go's waitq.dequeue (chan.go:770): skips select sudogs whose
+// select was already won on another channel.
 sudog* waitq::dequeue() {
   for (;;) {
     sudog* sg = first;
@@ -203,14 +203,15 @@ namespace gort::internal {
 using namespace gort::runtime;
 
 hchan* makechan(const ElemOps* ops, std::size_t size) {
-  if (size > 0xffffffffu || (ops->size != 0 && size > kMaxChanBytes / ops->size)) {
+  if (size > 0xffffffffu ||
+      (ops->size != 0 && size > kMaxChanBytes / ops->size)) {
     throw Panic("makechan: size out of range");
   }
   auto* c = new hchan;
   c->ops = ops;
   c->dataqsiz = static_cast<std::uint32_t>(size);
   if (size > 0) {
-    c->buf = static_cast<char*>(::operator new(
+    c->buf = static_cast<char*>(::operator new (
         size * ops->size, std::align_val_t{ops->align}, std::nothrow));
     if (c->buf == nullptr) {
       delete c;
@@ -229,7 +230,7 @@ void chanunref(hchan* c) {
     if (++c->recvx == c->dataqsiz) c->recvx = 0;
   }
   if (c->buf != nullptr) {
-    ::operator delete(c->buf, std::align_val_t{c->ops->align});
+    ::operator delete (c->buf, std::align_val_t{c->ops->align});
   }
   delete c;
 }

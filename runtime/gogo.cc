@@ -12,6 +12,7 @@
 // stack on each mcall; it resumes in the schedule loop instead (see
 // schedule in proc.cc), where gogoback undoes what gogo swapped.
 #include <cxxabi.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -125,10 +126,10 @@ void grun() {
 
 }  // namespace
 
-// gentry is the bottom frame of every goroutine context (Go's goexit (stubs.go:299) frame
-// plus the call of the goroutine's function). On POSIX each goroutine
-// gets a fresh context and the loop never comes round; a fibre resumes here
-// when its G is reused, so the loop runs one body after another.
+// gentry is the bottom frame of every goroutine context (Go's goexit
+// (stubs.go:299) frame plus the call of the goroutine's function). On POSIX
+// each goroutine gets a fresh context and the loop never comes round; a fibre
+// resumes here when its G is reused, so the loop runs one body after another.
 void gentry() {
   racebackongo(getg(), getg()->m, true);
   for (;;) {
@@ -161,9 +162,9 @@ __attribute__((noinline)) G* getcurg() {
   return gp;
 }
 
-// gogo mirrors Go's gogo (stubs.go:233): on g0, jump into gp. g0 never changes threads, so
-// gogo reads and writes the thread-local g directly instead of through
-// getg/setg. The switch is gogo's last call, so the compiler makes it a
+// gogo mirrors Go's gogo (stubs.go:233): on g0, jump into gp. g0 never changes
+// threads, so gogo reads and writes the thread-local g directly instead of
+// through getg/setg. The switch is gogo's last call, so the compiler makes it a
 // jump (execute's call of gogo is one too): g0's context is saved with
 // schedule's own return address, and when gp mcalls back, g0 resumes in
 // schedule without returning through gogo, a return the processor would
@@ -193,8 +194,8 @@ void gogoback(M* mp, G* gp) {
   asm volatile("" ::: "memory");
 }
 
-// mcall mirrors Go's mcall (stubs.go:40): from a goroutine, switch to g0 and have it run
-// fn(gp); returns when gp is resumed, possibly on another M.
+// mcall mirrors Go's mcall (stubs.go:40): from a goroutine, switch to g0 and
+// have it run fn(gp); returns when gp is resumed, possibly on another M.
 void mcall(G* (*fn)(G*), bool exiting) {
   G* gp = getg();
   M* mp = gp->m;
@@ -205,8 +206,9 @@ void mcall(G* (*fn)(G*), bool exiting) {
   if (gp->unwinding) throw goexitUnwind{};
 }
 
-// gostart points gp's context at gentry on its stack (Go's newproc1 (proc.go:4112)
-// setting gp.sched.pc to the function and the return address to goexit).
+// gostart points gp's context at gentry on its stack (Go's newproc1
+// (proc.go:4112) setting gp.sched.pc to the function and the return address to
+// goexit).
 void gostart(G* gp) {
   racegostart(gp, static_cast<char*>(gp->stack.base) + gp->stack.guard,
               gp->stack.size - gp->stack.guard);

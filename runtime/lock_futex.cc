@@ -8,7 +8,6 @@
 //
 // A note's key is 0 until notewakeup stores 1; notesleep waits for that.
 #include "lock.h"
-
 #include "os/os.h"
 #include "panic.h"
 
@@ -25,8 +24,8 @@ constexpr int kPassiveSpin = 1;
 std::uint32_t* futexAddr(std::atomic<std::uint32_t>* a) {
   return reinterpret_cast<std::uint32_t*>(a);
 }
-// grabUnlocked: the inner loop of Go's lock2 (lock_futex.go:51) spins: while l is unlocked,
-// try to take it, storing wait; true once taken.
+// grabUnlocked: the inner loop of Go's lock2 (lock_futex.go:51) spins: while l
+// is unlocked, try to take it, storing wait; true once taken.
 bool grabUnlocked(mutex* l, std::uint32_t wait) {
   for (std::uint32_t cur = l->key.load(std::memory_order_relaxed);
        cur == kUnlocked; cur = l->key.load(std::memory_order_relaxed)) {

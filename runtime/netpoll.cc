@@ -43,7 +43,8 @@
 
 namespace gort::runtime {
 
-// deadlineTimer: one armed deadline of a pollDesc (Go's pollDesc.rt (netpoll.go:103) / .wt).
+// deadlineTimer: one armed deadline of a pollDesc (Go's pollDesc.rt
+// (netpoll.go:103) / .wt).
 struct deadlineTimer {
   timer t;
   // References: the timer heap's while pending, a call of deadlineFire's
@@ -79,7 +80,8 @@ mutex initLock;
 std::atomic<bool> inited{false};
 std::atomic<std::uint64_t> runGen{1};
 std::atomic<std::int32_t> netpollWaiters{0};
-// Go's sched.lastpoll (runtime2.go:770) (0 while an M blocks in netpoll) and sched.pollUntil.
+// Go's sched.lastpoll (runtime2.go:770) (0 while an M blocks in netpoll) and
+// sched.pollUntil.
 std::atomic<std::int64_t> lastpoll{0};
 std::atomic<std::int64_t> pollUntil{0};
 
@@ -147,8 +149,8 @@ void dtPut(deadlineTimer* dt) {
 // dtRef and dtUnref are a deadline timer's ref and unref (runtime2.h's
 // timer): the last reference returns it to the pool.
 void dtRef(timer* t) {
-  reinterpret_cast<deadlineTimer*>(t)->refs.fetch_add(1,
-                                                      std::memory_order_relaxed);
+  reinterpret_cast<deadlineTimer*>(t)->refs.fetch_add(
+      1, std::memory_order_relaxed);
 }
 
 void dtUnref(timer* t) {
@@ -180,8 +182,9 @@ void publishInfo(pollDesc* pd) ABSL_EXCLUSIVE_LOCKS_REQUIRED(pd->lock) {
   }
 }
 
-// setEventErr mirrors Go's pollDesc.setEventErr (netpoll.go:161): every event sets or clears
-// pollEventErr, so one error event does not fail the descriptor for good.
+// setEventErr mirrors Go's pollDesc.setEventErr (netpoll.go:161): every event
+// sets or clears pollEventErr, so one error event does not fail the descriptor
+// for good.
 void setEventErr(pollDesc* pd, bool b) {
   std::uint32_t x = pd->info.load(std::memory_order_acquire);
   while (((x & pollEventErr) != 0) != b &&
@@ -202,12 +205,13 @@ int netpollcheckerr(pollDesc* pd, std::int32_t mode) {
   return pollNoError;
 }
 
-// netpollblockcommit mirrors Go's netpollblockcommit (netpoll.go:479): gopark's unlock
-// function; the park stands only if no wake-up came first.
+// netpollblockcommit mirrors Go's netpollblockcommit (netpoll.go:479): gopark's
+// unlock function; the park stands only if no wake-up came first.
 bool netpollblockcommit(G* gp, void* gpp) {
   auto* slot = static_cast<std::atomic<std::uintptr_t>*>(gpp);
   std::uintptr_t wait = pdWait;
-  if (!slot->compare_exchange_strong(wait, reinterpret_cast<std::uintptr_t>(gp))) {
+  if (!slot->compare_exchange_strong(wait,
+                                     reinterpret_cast<std::uintptr_t>(gp))) {
     return false;
   }
   netpollWaiters.fetch_add(1, std::memory_order_acq_rel);
@@ -216,10 +220,10 @@ bool netpollblockcommit(G* gp, void* gpp) {
 
 void deadlineFire(void* arg, std::uintptr_t seq);
 
-// deldeadline deletes a deadline's armed timer (Go's deltimer (time.go:313)). If an M
-// blocks in netpoll until exactly that timer, it is woken to recompute its
-// wait (gort's own: Go leaves it asleep): asleep, it would count as a running
-// M and keep checkdead from reporting a real deadlock.
+// deldeadline deletes a deadline's armed timer (Go's deltimer (time.go:313)).
+// If an M blocks in netpoll until exactly that timer, it is woken to recompute
+// its wait (gort's own: Go leaves it asleep): asleep, it would count as a
+// running M and keep checkdead from reporting a real deadlock.
 void deldeadline(deadlineTimer* dt) {
   std::int64_t when = dt->t.when;
   if (deltimer(&dt->t) && lastpoll.load(std::memory_order_acquire) == 0 &&
@@ -238,7 +242,7 @@ void setDeadline1(pollDesc* pd, std::int64_t d, std::int32_t mode)
   dl = d;
   if (d > 0 && t != nullptr && t->t.when <= d) return;  // re-arms on firing
   if (t != nullptr) {
-    seq++;  // a call of deadlineFire already under way finds it stale
+    seq++;           // a call of deadlineFire already under way finds it stale
     deldeadline(t);  // out of the heap, back to the pool
     t = nullptr;
   }
@@ -258,7 +262,8 @@ void setDeadline1(pollDesc* pd, std::int64_t d, std::int32_t mode)
   addtimer(&dt->t);
 }
 
-// deadlineFire mirrors Go's netpolldeadlineimpl (netpoll.go:565), run by a P's timers.
+// deadlineFire mirrors Go's netpolldeadlineimpl (netpoll.go:565), run by a P's
+// timers.
 void deadlineFire(void* arg, std::uintptr_t seq) {
   auto* dt = static_cast<deadlineTimer*>(arg);
   pollDesc* pd = dt->pd;
@@ -340,8 +345,9 @@ std::int32_t pollcacheFree() {
 
 std::int32_t deadlineTimersAllocated() { return dtAllocated.load(); }
 
-// netpollblock mirrors Go's netpollblock (netpoll.go:499): true if IO is ready, false on a
-// deadline or close. waitio: park even if an error is already pending.
+// netpollblock mirrors Go's netpollblock (netpoll.go:499): true if IO is ready,
+// false on a deadline or close. waitio: park even if an error is already
+// pending.
 bool netpollblock(pollDesc* pd, std::int32_t mode, bool waitio) {
   std::atomic<std::uintptr_t>* gpp = mode == os::kPollRead ? &pd->rg : &pd->wg;
   for (;;) {
@@ -369,9 +375,9 @@ bool netpollblock(pollDesc* pd, std::int32_t mode, bool waitio) {
   return old == pdReady;
 }
 
-// netpollunblock mirrors Go's netpollunblock (netpoll.go:536) (1.21): take the waiting
-// goroutine off pd, counting it in *delta; ioready leaves pdReady behind
-// for the next netpollblock.
+// netpollunblock mirrors Go's netpollunblock (netpoll.go:536) (1.21): take the
+// waiting goroutine off pd, counting it in *delta; ioready leaves pdReady
+// behind for the next netpollblock.
 G* netpollunblock(pollDesc* pd, std::int32_t mode, bool ioready,
                   std::int32_t* delta) {
   std::atomic<std::uintptr_t>* gpp = mode == os::kPollRead ? &pd->rg : &pd->wg;
@@ -389,8 +395,9 @@ G* netpollunblock(pollDesc* pd, std::int32_t mode, bool ioready,
   }
 }
 
-// netpollready mirrors Go's netpollready (netpoll.go:446) (1.21): push pd's woken
-// goroutines; returns the change to netpollWaiters, for the caller to apply.
+// netpollready mirrors Go's netpollready (netpoll.go:446) (1.21): push pd's
+// woken goroutines; returns the change to netpollWaiters, for the caller to
+// apply.
 std::int32_t netpollready(G** list, pollDesc* pd, std::int32_t mode) {
   std::int32_t delta = 0;
   G* gs[2] = {nullptr, nullptr};
@@ -408,8 +415,8 @@ std::int32_t netpollready(G** list, pollDesc* pd, std::int32_t mode) {
   return delta;
 }
 
-// netpollgoready mirrors Go's netpollgoready (netpoll.go:490); the caller adjusts the
-// waiters after it.
+// netpollgoready mirrors Go's netpollgoready (netpoll.go:490); the caller
+// adjusts the waiters after it.
 void netpollgoready(G* gp) { goready(gp); }
 
 // netpollAdjustWaiters mirrors Go 1.21's netpollAdjustWaiters.
@@ -521,7 +528,8 @@ void pollUnblock(pollDesc* pd) {
   pd->closing = true;
   pd->rseq++;
   pd->wseq++;
-  // Armed timers leave the heap now (Go's deltimer (time.go:313)), not at their time.
+  // Armed timers leave the heap now (Go's deltimer (time.go:313)), not at their
+  // time.
   if (pd->rt != nullptr) deldeadline(pd->rt);
   if (pd->wt != nullptr) deldeadline(pd->wt);
   pd->rt = pd->wt = nullptr;
@@ -621,8 +629,8 @@ G* findRunnableNetpoll() {
   return gp;
 }
 
-int findRunnableBlock(std::int64_t until, P** pp, G** gp)
-    ABSL_NO_THREAD_SAFETY_ANALYSIS {
+int findRunnableBlock(std::int64_t until, P** pp,
+                      G** gp) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   *pp = nullptr;
   *gp = nullptr;
   if (!netpollinited()) return kBlockNoPoller;

@@ -12,7 +12,8 @@
 
 namespace gort::runtime {
 
-// Error codes of the poller (Go's pollNoError (netpoll.go:42), pollErrClosing, ...).
+// Error codes of the poller (Go's pollNoError (netpoll.go:42), pollErrClosing,
+// ...).
 enum : int {
   pollNoError = 0,
   pollErrClosing = 1,
@@ -26,9 +27,9 @@ inline constexpr std::uintptr_t pdWait = 2;
 
 struct deadlineTimer;
 
-// pollDesc mirrors Go's pollDesc (netpoll.go:73): one per registered descriptor, from a
-// cache that never frees, so a stale event or timer always finds valid
-// memory and tells from fdseq / rseq / wseq that it is stale.
+// pollDesc mirrors Go's pollDesc (netpoll.go:73): one per registered
+// descriptor, from a cache that never frees, so a stale event or timer always
+// finds valid memory and tells from fdseq / rseq / wseq that it is stale.
 struct pollDesc {
   pollDesc* link = nullptr;  // in pollcache (guarded by the cache's lock)
   std::uint32_t index = 0;   // slot in the key table; fixed for life
@@ -41,42 +42,48 @@ struct pollDesc {
   mutex lock;
   bool closing ABSL_GUARDED_BY(lock) = false;
   bool everr ABSL_GUARDED_BY(lock) = false;
-  std::uintptr_t rseq ABSL_GUARDED_BY(lock) = 0;  // stale read-timer guard
-  std::uintptr_t wseq ABSL_GUARDED_BY(lock) = 0;  // stale write-timer guard
+  std::uintptr_t rseq ABSL_GUARDED_BY(lock) = 0;      // stale read-timer guard
+  std::uintptr_t wseq ABSL_GUARDED_BY(lock) = 0;      // stale write-timer guard
   deadlineTimer* rt ABSL_GUARDED_BY(lock) = nullptr;  // read deadline timer
   deadlineTimer* wt ABSL_GUARDED_BY(lock) = nullptr;
   std::int64_t rd ABSL_GUARDED_BY(lock) = 0;  // read deadline (<0 expired)
   std::int64_t wd ABSL_GUARDED_BY(lock) = 0;
 };
 
-// Bits of pollDesc.info (Go's pollClosing (netpoll.go:118), pollEventErr, pollExpiredRead...).
+// Bits of pollDesc.info (Go's pollClosing (netpoll.go:118), pollEventErr,
+// pollExpiredRead...).
 inline constexpr std::uint32_t pollClosing = 1;
 inline constexpr std::uint32_t pollEventErr = 2;
 inline constexpr std::uint32_t pollExpiredRead = 4;
 inline constexpr std::uint32_t pollExpiredWrite = 8;
 
 // --- used by poll::FD (Go's internal/poll runtime hooks) ---
-// pollOpen mirrors Go's poll_runtime_pollOpen (netpoll.go:216); *errno_ set on failure.
+// pollOpen mirrors Go's poll_runtime_pollOpen (netpoll.go:216); *errno_ set on
+// failure.
 pollDesc* pollOpen(std::uintptr_t fd, int* errno_);
-// pollClose mirrors Go's poll_runtime_pollClose (netpoll.go:249) (after pollUnblock).
+// pollClose mirrors Go's poll_runtime_pollClose (netpoll.go:249) (after
+// pollUnblock).
 void pollClose(pollDesc* pd);
 // pollRelease frees pd without the poller, after its Run ended.
 void pollRelease(pollDesc* pd);
-// pollReset mirrors Go's poll_runtime_pollReset (netpoll.go:277): before a read/write.
+// pollReset mirrors Go's poll_runtime_pollReset (netpoll.go:277): before a
+// read/write.
 int pollReset(pollDesc* pd, std::int32_t mode);
-// pollWait mirrors Go's poll_runtime_pollWait (netpoll.go:296): park until ready.
+// pollWait mirrors Go's poll_runtime_pollWait (netpoll.go:296): park until
+// ready.
 int pollWait(pollDesc* pd, std::int32_t mode);
-// pollWaitCanceled mirrors Go's poll_runtime_pollWaitCanceled (netpoll.go:318) (Windows):
-// after a deadline or Close interrupted pollWait with an operation in
-// flight, park until the operation's (canceled) completion arrives.
+// pollWaitCanceled mirrors Go's poll_runtime_pollWaitCanceled (netpoll.go:318)
+// (Windows): after a deadline or Close interrupted pollWait with an operation
+// in flight, park until the operation's (canceled) completion arrives.
 void pollWaitCanceled(pollDesc* pd, std::int32_t mode);
 // pollKey: the key the OS layer reports pd's events with (completion-model
 // operations carry it).
 std::uint64_t pollKey(pollDesc* pd);
-// pollSetDeadline mirrors Go's poll_runtime_pollSetDeadline (netpoll.go:326); d is an
-// absolute nanotime, 0 none, < 0 already passed.
+// pollSetDeadline mirrors Go's poll_runtime_pollSetDeadline (netpoll.go:326); d
+// is an absolute nanotime, 0 none, < 0 already passed.
 void pollSetDeadline(pollDesc* pd, std::int64_t d, std::int32_t mode);
-// pollUnblock mirrors Go's poll_runtime_pollUnblock (netpoll.go:408): Close's eviction.
+// pollUnblock mirrors Go's poll_runtime_pollUnblock (netpoll.go:408): Close's
+// eviction.
 void pollUnblock(pollDesc* pd);
 // pollStale: pd belongs to a Run that has ended.
 bool pollStale(pollDesc* pd);
@@ -102,16 +109,18 @@ std::int32_t deadlineTimersAllocated();
 
 // --- scheduler hooks ---
 bool netpollinited();
-// netpoll mirrors Go's netpoll (netpoll_epoll.go:106): polls (delay ns, < 0 forever, 0 not at all)
-// and returns the readied goroutines linked by schedlink, status _Gwaiting,
-// with *delta for netpollAdjustWaiters once they are injected.
+// netpoll mirrors Go's netpoll (netpoll_epoll.go:106): polls (delay ns, < 0
+// forever, 0 not at all) and returns the readied goroutines linked by
+// schedlink, status _Gwaiting, with *delta for netpollAdjustWaiters once they
+// are injected.
 G* netpoll(std::int64_t delay, std::int32_t* delta);
 // netpollBreak mirrors Go's netpollBreak (netpoll_epoll.go:81).
 void netpollBreak();
-// injectglist mirrors Go's injectglist (proc.go:3121): make a netpoll list runnable.
+// injectglist mirrors Go's injectglist (proc.go:3121): make a netpoll list
+// runnable.
 void injectglist(G* list);
-// netpollAnyWaiters: Go's netpollWaiters (netpoll.go:183) > 0 test in findRunnable, as a
-// function (as later Go releases have it).
+// netpollAnyWaiters: Go's netpollWaiters (netpoll.go:183) > 0 test in
+// findRunnable, as a function (as later Go releases have it).
 bool netpollAnyWaiters();
 // findRunnableNetpoll: findRunnable's non-blocking poll before stealing;
 // a goroutine to run, or nullptr (Go does this inline).
@@ -126,8 +135,8 @@ enum : int {
 // netpoll until pollUntil (0: no timer) if no other M does (Go does this
 // inline in findRunnable).
 int findRunnableBlock(std::int64_t pollUntil, P** pp, G** gp);
-// wakeNetPoller mirrors Go's wakeNetPoller (proc.go:3078); false if no poller runs, so the
-// caller wakes its timer sleeper instead.
+// wakeNetPoller mirrors Go's wakeNetPoller (proc.go:3078); false if no poller
+// runs, so the caller wakes its timer sleeper instead.
 bool wakeNetPoller(std::int64_t when);
 // sysmonNetpoll: sysmon's poll when nobody has polled for 10 ms.
 void sysmonNetpoll(std::int64_t now);

@@ -1,6 +1,6 @@
-// runtime/panic.cc: the process-ending paths (Go's throw (panic.go:1040) and fatalpanic).
-// Output goes straight to file descriptor 2 without allocating, because
-// these run on broken state: a corrupt scheduler, or a goroutine stack.
+// runtime/panic.cc: the process-ending paths (Go's throw (panic.go:1040) and
+// fatalpanic). Output goes straight to file descriptor 2 without allocating,
+// because these run on broken state: a corrupt scheduler, or a goroutine stack.
 #include "panic.h"
 
 #include <cstring>
@@ -37,8 +37,8 @@ void sigstackoverflow(void* addr, void* sp) {
   // or a stack pointer below the limit: the goroutine ran off its stack
   // through the memory below before it hit something unmapped.
   bool inGuard = a >= lo && a < lo + gp->stack.guard;
-  bool belowLimit =
-      sp != nullptr && gp->stack.canary != nullptr && static_cast<char*>(sp) < lo;
+  bool belowLimit = sp != nullptr && gp->stack.canary != nullptr &&
+                    static_cast<char*>(sp) < lo;
   if (!inGuard && !belowLimit && stackcanaryok(&gp->stack)) return;
   stackoverflow(gp);
 }

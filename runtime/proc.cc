@@ -20,12 +20,12 @@
 // restart schedule() on a fresh stack at every mcall; schedule() is a loop
 // that runs the mcall function a goroutine left behind (park_m, gosched_m,
 // goexit0, exitsyscall0) and then finds the next goroutine.
-#include "gort/runtime.h"
+#include "proc.h"
 
+#include "gort/runtime.h"
 #include "os/os.h"
 #include "os/traceback_os.h"
 #include "panic.h"
-#include "proc.h"
 #include "race.h"
 #include "trace.h"
 #include "traceback.h"
@@ -51,7 +51,8 @@ std::uint32_t readgstatus(G* gp) {
   return gp->atomicstatus.load(std::memory_order_acquire);
 }
 
-// casgstatus mirrors Go's casgstatus (proc.go:963) (no _Gscan bits: gort has no GC).
+// casgstatus mirrors Go's casgstatus (proc.go:963) (no _Gscan bits: gort has no
+// GC).
 void casgstatus(G* gp, std::uint32_t oldval, std::uint32_t newval) {
   std::uint32_t cur = oldval;
   if (!gp->atomicstatus.compare_exchange_strong(cur, newval,
@@ -63,8 +64,8 @@ void casgstatus(G* gp, std::uint32_t oldval, std::uint32_t newval) {
 // fastrand mirrors Go's fastrand (stubs.go:127) (wyrand on the M's state).
 std::uint32_t fastrand() {
   M* mp = getg()->m;
-  std::uint64_t s = (static_cast<std::uint64_t>(mp->fastrand[1]) << 32) |
-                    mp->fastrand[0];
+  std::uint64_t s =
+      (static_cast<std::uint64_t>(mp->fastrand[1]) << 32) | mp->fastrand[0];
 #ifdef __SIZEOF_INT128__
   s += 0xa0761d6478bd642fULL;
   mp->fastrand[0] = static_cast<std::uint32_t>(s);
@@ -86,7 +87,8 @@ std::uint32_t fastrand() {
 #endif
 }
 
-// fastrandn mirrors Go's fastrandn (stubs.go:154): a number in [0, n) without division.
+// fastrandn mirrors Go's fastrandn (stubs.go:154): a number in [0, n) without
+// division.
 std::uint32_t fastrandn(std::uint32_t n) {
   return static_cast<std::uint32_t>(
       (static_cast<std::uint64_t>(fastrand()) * n) >> 32);
@@ -101,10 +103,10 @@ void gcountAdd(std::atomic<std::uint64_t>* c) {
 }
 }  // namespace
 
-// gcount mirrors Go's gcount (proc.go:4476): the live goroutines. The ends are read before
-// the creations, and a goroutine's creation happens before its end, so the
-// result never counts too few: any goroutine alive between the two passes
-// is in it (one that ends meanwhile may be counted too).
+// gcount mirrors Go's gcount (proc.go:4476): the live goroutines. The ends are
+// read before the creations, and a goroutine's creation happens before its end,
+// so the result never counts too few: any goroutine alive between the two
+// passes is in it (one that ends meanwhile may be counted too).
 std::int32_t gcount() {
   std::uint64_t exited = 0;
   for (const gcountShard& s : gcounts) {
@@ -117,8 +119,8 @@ std::int32_t gcount() {
   return static_cast<std::int32_t>(created - exited);
 }
 
-// allgadd mirrors Go's allgadd (proc.go:533): every G ever made stays on allgs until Run
-// ends, so checkdead can inspect them.
+// allgadd mirrors Go's allgadd (proc.go:533): every G ever made stays on allgs
+// until Run ends, so checkdead can inspect them.
 void allgadd(G* gp) {
   lock(&allglock);
   gp->alllink = allgs;
@@ -126,9 +128,9 @@ void allgadd(G* gp) {
   unlock(&allglock);
 }
 
-// newproc1 mirrors Go's newproc1 (proc.go:4112). The stack is not allocated here but at
-// the first execute (Go allocates 2 KiB at once; gort's stacks are larger,
-// so a burst of spawned-but-not-started Gs costs no stacks).
+// newproc1 mirrors Go's newproc1 (proc.go:4112). The stack is not allocated
+// here but at the first execute (Go allocates 2 KiB at once; gort's stacks are
+// larger, so a burst of spawned-but-not-started Gs costs no stacks).
 G* newproc1(internal::Func fn, G* callergp, const void* gopc) {
   P* pp = callergp != nullptr ? callergp->m->p : nullptr;
   G* newg = gfget(pp);
@@ -171,8 +173,8 @@ void gFreeNAdd(std::int32_t d) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.gFreeLock) {
 }
 }  // namespace
 
-// gfput mirrors Go's gfput (proc.go:4241): keep dead Gs with their stacks per P, spilling
-// half to the global list past kGFreeLocalMax.
+// gfput mirrors Go's gfput (proc.go:4241): keep dead Gs with their stacks per
+// P, spilling half to the global list past kGFreeLocalMax.
 void gfput(P* pp, G* gp) {
   stackcacheput(pp, &gp->stack);  // for the next G that starts stackless
   gp->schedlink = pp->gFree;
@@ -190,7 +192,8 @@ void gfput(P* pp, G* gp) {
   unlock(&sched.gFreeLock);
 }
 
-// gfget mirrors Go's gfget (proc.go:4284); pp may be nullptr (a G made off-runtime).
+// gfget mirrors Go's gfget (proc.go:4284); pp may be nullptr (a G made
+// off-runtime).
 G* gfget(P* pp) {
   if (pp == nullptr || pp->gFree == nullptr) {
     // As in Go, an empty global list is seen without taking its lock.
@@ -223,7 +226,8 @@ G* gfget(P* pp) {
   return gp;
 }
 
-// gfpurge mirrors Go's gfpurge (proc.go:4342): a destroyed P's free Gs go global.
+// gfpurge mirrors Go's gfpurge (proc.go:4342): a destroyed P's free Gs go
+// global.
 void gfpurge(P* pp) {
   lock(&sched.gFreeLock);
   while (pp->gFree != nullptr) {
@@ -237,8 +241,8 @@ void gfpurge(P* pp) {
   unlock(&sched.gFreeLock);
 }
 
-// acquireSudog mirrors Go's acquireSudog (proc.go:379): per-P cache, refilled from the
-// central cache, so channel waits do not allocate in steady state.
+// acquireSudog mirrors Go's acquireSudog (proc.go:379): per-P cache, refilled
+// from the central cache, so channel waits do not allocate in steady state.
 namespace {
 std::atomic<std::int64_t> sudogsLive{0};
 }  // namespace
@@ -331,8 +335,8 @@ static G* park_m(G* gp) {
   return nullptr;
 }
 
-// gopark mirrors Go's gopark (proc.go:346): park the goroutine; unlockf(gp, lock) runs on
-// g0 after the switch and may veto the park by returning false.
+// gopark mirrors Go's gopark (proc.go:346): park the goroutine; unlockf(gp,
+// lock) runs on g0 after the switch and may veto the park by returning false.
 void gopark(bool (*unlockf)(G*, void*), void* lk, waitReason reason) {
   G* gp = getg();
   M* mp = gp->m;
@@ -352,7 +356,8 @@ void goparkunlock(mutex* l, waitReason reason) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   gopark(parkunlock_c, l, reason);
 }
 
-// ready mirrors Go's ready (proc.go:843): mark gp runnable and put it on this P.
+// ready mirrors Go's ready (proc.go:843): mark gp runnable and put it on this
+// P.
 void ready(G* gp, bool next) {
   traceGoUnpark(gp);
   casgstatus(gp, _Gwaiting, _Grunnable);
@@ -363,7 +368,8 @@ void ready(G* gp, bool next) {
 // goready mirrors Go's goready (proc.go:372).
 void goready(G* gp) { ready(gp, true); }
 
-// gosched_m mirrors Go's gosched_m (proc.go:3382) / goschedImpl: back of the global queue.
+// gosched_m mirrors Go's gosched_m (proc.go:3382) / goschedImpl: back of the
+// global queue.
 static G* gosched_m(G* gp) {
   M* mp = getg()->m;
   casgstatus(gp, _Grunning, _Grunnable);
@@ -377,9 +383,9 @@ static G* gosched_m(G* gp) {
 
 void gosched() { mcall(gosched_m); }
 
-// goyield_m mirrors Go's goyield_m (proc.go:3457): like gosched_m, but to the back of this
-// P's own run queue, so that a goroutine just put in runnext runs first and
-// the caller soon after, with no trip through the global queue.
+// goyield_m mirrors Go's goyield_m (proc.go:3457): like gosched_m, but to the
+// back of this P's own run queue, so that a goroutine just put in runnext runs
+// first and the caller soon after, with no trip through the global queue.
 static G* goyield_m(G* gp) {
   M* mp = getg()->m;
   P* pp = mp->p;
@@ -397,8 +403,8 @@ void goyield() { mcall(goyield_m); }
 // systemstackfn and switches straight back; it is never called itself.
 static G* systemstack_m(G* gp) { return gp; }
 
-// systemstack mirrors Go's systemstack (stubs.go:60): run fn(arg) on the M's own stack
-// (g0) and come back. Unlike an mcall, the goroutine keeps its M, its
+// systemstack mirrors Go's systemstack (stubs.go:60): run fn(arg) on the M's
+// own stack (g0) and come back. Unlike an mcall, the goroutine keeps its M, its
 // status (it may be in a syscall, with no P) and its place: no scheduling
 // happens in between.
 void systemstack(void (*fn)(void*), void* arg) {
@@ -423,13 +429,15 @@ static void runSystemstack(M* mp, G* gp) {
 }
 
 static void usleep1(void* usec) {
-  os::usleep(static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(usec)));
+  os::usleep(
+      static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(usec)));
 }
 
-// usleepOnG0 mirrors Go's systemstack (stubs.go:60)(usleep1) on Windows: a goroutine's
-// usleep runs on its M's own stack.
+// usleepOnG0 mirrors Go's systemstack (stubs.go:60)(usleep1) on Windows: a
+// goroutine's usleep runs on its M's own stack.
 void usleepOnG0(std::uint32_t usec) {
-  systemstack(usleep1, reinterpret_cast<void*>(static_cast<std::uintptr_t>(usec)));
+  systemstack(usleep1,
+              reinterpret_cast<void*>(static_cast<std::uintptr_t>(usec)));
 }
 
 // goschedIfPreempted honours sysmon's request at a safe point (Go's
@@ -457,12 +465,13 @@ static G* goexit0(G* gp) {
   bool locked = gp->lockedm != nullptr;
   gp->lockedm = nullptr;
   gfput(mp->p, gp);
-  if (locked) lockedexit(mp);  // the thread goes with it (Go's goexit0 (proc.go:3480))
+  if (locked)
+    lockedexit(mp);  // the thread goes with it (Go's goexit0 (proc.go:3480))
   return nullptr;
 }
 
-// mainexit0: goroutine 1 returned. Go's main (proc.go:145) calls exit(0); gort wakes Run,
-// which stops the runtime's threads and returns.
+// mainexit0: goroutine 1 returned. Go's main (proc.go:145) calls exit(0); gort
+// wakes Run, which stops the runtime's threads and returns.
 static G* mainexit0(G* gp) {
   M* mp = getg()->m;
   casgstatus(gp, _Grunning, _Gdead);
@@ -483,8 +492,8 @@ void goexit1() {
         true);
 }
 
-// execute mirrors Go's execute (proc.go:2517): run gp on this M until it switches out
-// (then schedule calls gogoback).
+// execute mirrors Go's execute (proc.go:2517): run gp on this M until it
+// switches out (then schedule calls gogoback).
 void execute(G* gp, bool inheritTime) {
   M* mp = getg()->m;
   mp->curg.store(gp, std::memory_order_release);  // sysmon may read gp
@@ -514,7 +523,8 @@ void execute(G* gp, bool inheritTime) {
   gogo(gp);
 }
 
-// schedule mirrors Go's schedule (proc.go:3185), as a loop on g0 (see the file comment).
+// schedule mirrors Go's schedule (proc.go:3185), as a loop on g0 (see the file
+// comment).
 void schedule() {
   M* mp = getg()->m;
   G* next = nullptr;
@@ -522,7 +532,8 @@ void schedule() {
   for (;;) {
     if (sched.exiting.load(std::memory_order_acquire)) mexit(mp);
     if (next == nullptr && mp->lockedg != nullptr) {
-      stoplockedm();  // wired to a G: wait for it alone (Go's schedule (proc.go:3185))
+      stoplockedm();  // wired to a G: wait for it alone (Go's schedule
+                      // (proc.go:3185))
       next = mp->lockedg;
       inheritTime = false;
     }

@@ -38,7 +38,7 @@ void gogoback(M* mp, G* gp);
 // goroutine only: switch to g0, run fn(curg); exiting: curg never resumes
 void mcall(G* (*fn)(G*), bool exiting = false);
 void gostart(G* gp);  // prepares gp's context to start at its body
-void gentry();  // the bottom frame of every goroutine context
+void gentry();        // the bottom frame of every goroutine context
 // goroutine only: run fn(arg) on g0 and come back, status untouched
 void systemstack(void (*fn)(void*), void* arg);
 void usleepOnG0(std::uint32_t usec);  // on a goroutine: usleep on g0
@@ -61,8 +61,9 @@ void schedule();
 void execute(G* gp, bool inheritTime);
 G* findRunnable(bool* inheritTime);
 void resetStealOrder(std::uint32_t count);
-// randomEnum mirrors Go's randomEnum (proc.go:6227): one walk over count Ps from pos,
-// stepping by inc, which is coprime to count, so each P comes up once.
+// randomEnum mirrors Go's randomEnum (proc.go:6227): one walk over count Ps
+// from pos, stepping by inc, which is coprime to count, so each P comes up
+// once.
 struct randomEnum {
   std::uint32_t i = 0;
   std::uint32_t count = 0;
@@ -78,17 +79,17 @@ struct randomEnum {
   // The current P's index in allp.
   std::uint32_t position() const { return pos; }
 };
-// stealOrderStart mirrors Go's randomOrder.start (proc.go:6244): the walk for random
-// value r over the count Ps of the last resetStealOrder.
+// stealOrderStart mirrors Go's randomOrder.start (proc.go:6244): the walk for
+// random value r over the count Ps of the last resetStealOrder.
 randomEnum stealOrderStart(std::uint32_t r);
 void resetspinning();
 std::uint32_t fastrand();
 std::uint32_t fastrandn(std::uint32_t n);
 void casgstatus(G* gp, std::uint32_t oldval, std::uint32_t newval);
 std::uint32_t readgstatus(G* gp);
-sudog* newSudog();                // allocates one, counted
-void freeSudog(sudog* s);         // deletes one, counted
-std::int64_t sudogsAllocated();   // allocated and not deleted (tests)
+sudog* newSudog();               // allocates one, counted
+void freeSudog(sudog* s);        // deletes one, counted
+std::int64_t sudogsAllocated();  // allocated and not deleted (tests)
 sudog* acquireSudog();
 sudog* acquireSudog(P* pp);  // pp: the calling goroutine's P
 void releaseSudog(sudog* s);
@@ -111,7 +112,8 @@ void handoffp(P* pp);
 void wakep();
 void acquirep(P* pp);
 P* releasep();
-void pidleput(P* pp, std::int64_t now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock);
+void pidleput(P* pp, std::int64_t now)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock);
 P* pidleget(std::int64_t now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock);
 void mput(M* mp) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock);
 M* mget() ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock);
@@ -186,7 +188,8 @@ void globrunqputbatch(G* head, G* tail, std::int32_t n)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock);
 void globrunqputarray(G* const* gs, std::int32_t n)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock);
-G* globrunqget(P* pp, std::int32_t max) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock);
+G* globrunqget(P* pp, std::int32_t max)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock);
 void globrunqfree() ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock);
 void runqdrain(P* pp) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock);
 
@@ -220,7 +223,8 @@ void stackfree(os::Stack* s);
 void stackfreeall(bool retain);
 bool stackcanaryok(const os::Stack* s);  // no canary, or it is intact
 void stackcheck(G* gp);  // g0, after gp switched out: fatal if it overflowed
-[[noreturn]] void stackoverflow(G* gp);  // "fatal error: stack overflow", exit 2
+[[noreturn]] void stackoverflow(
+    G* gp);  // "fatal error: stack overflow", exit 2
 
 }  // namespace gort::runtime
 

@@ -23,10 +23,10 @@
 
 namespace gort::runtime {
 
-// stoplockedm mirrors Go's stoplockedm (proc.go:2435): the M's locked G is not runnable;
-// give the P away and sleep until startlockedm hands one back with the G.
-// The G may already be on a run queue, and startlockedm may have woken this
-// M's note before it sleeps: the note keeps that wakeup.
+// stoplockedm mirrors Go's stoplockedm (proc.go:2435): the M's locked G is not
+// runnable; give the P away and sleep until startlockedm hands one back with
+// the G. The G may already be on a run queue, and startlockedm may have woken
+// this M's note before it sleeps: the note keeps that wakeup.
 void stoplockedm() ABSL_NO_THREAD_SAFETY_ANALYSIS {
   M* mp = getg()->m;
   if (mp->lockedg == nullptr || mp->lockedg->lockedm != mp) {
@@ -55,8 +55,8 @@ void stoplockedm() ABSL_NO_THREAD_SAFETY_ANALYSIS {
   mp->nextp = nullptr;
 }
 
-// startlockedm mirrors Go's startlockedm (proc.go:2463): gp, just found runnable, is wired
-// to another M; give that M this P and park this one.
+// startlockedm mirrors Go's startlockedm (proc.go:2463): gp, just found
+// runnable, is wired to another M; give that M this P and park this one.
 void startlockedm(G* gp) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   M* mp = gp->lockedm;
   M* self = getg()->m;
@@ -82,8 +82,9 @@ void wakeLockedMs() ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock) {
   }
 }
 
-// lockedexit ends the M whose locked G has just ended (Go's goexit0 (proc.go:3480) jumping
-// to mstart, then mexit): its P goes to another M and the thread exits.
+// lockedexit ends the M whose locked G has just ended (Go's goexit0
+// (proc.go:3480) jumping to mstart, then mexit): its P goes to another M and
+// the thread exits.
 void lockedexit(M* mp) {
   mp->lockedg = nullptr;
   mp->lockedExt = 0;
@@ -104,7 +105,8 @@ using namespace gort::runtime;
 // LockOSThread mirrors Go's LockOSThread (proc.go:4400) / dolockOSThread.
 void LockOSThread() {
   G* gp = getcurg();
-  if (gp == nullptr) throw Panic("gort: LockOSThread called outside a goroutine");
+  if (gp == nullptr)
+    throw Panic("gort: LockOSThread called outside a goroutine");
   M* mp = gp->m;
   if (mp->lockedExt + 1 == 0) throw Panic("LockOSThread nesting overflow");
   mp->lockedExt++;

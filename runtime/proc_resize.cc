@@ -11,13 +11,14 @@
 #include "netpoll.h"
 #include "panic.h"
 #include "proc.h"
-#include "trace.h"
 #include "sema.h"
+#include "trace.h"
 
 namespace gort::runtime {
 
 namespace {
-// worldsema mirrors Go's worldsema (proc.go:1147): one stop-the-world at a time.
+// worldsema mirrors Go's worldsema (proc.go:1147): one stop-the-world at a
+// time.
 std::uint32_t worldsema = 1;
 
 // preemptall mirrors Go's preemptall (proc.go:5365).
@@ -32,8 +33,8 @@ void preemptall() {
   }
 }
 
-// destroyp mirrors Go's p.destroy (proc.go:4711): move pp's work to the caller's P and
-// the global lists.
+// destroyp mirrors Go's p.destroy (proc.go:4711): move pp's work to the
+// caller's P and the global lists.
 void destroyp(P* pp, P* to) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock) {
   runqdrain(pp);
   moveTimers(to, pp);
@@ -49,9 +50,9 @@ void destroyp(P* pp, P* to) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock) {
 }
 }  // namespace
 
-// procresize mirrors Go's procresize (proc.go:4801): with sched.lock held and the world
-// stopped (or not yet started: then the caller has no M). Returns the Ps
-// that have work, linked through p.link, each with an M in p.m if one was
+// procresize mirrors Go's procresize (proc.go:4801): with sched.lock held and
+// the world stopped (or not yet started: then the caller has no M). Returns the
+// Ps that have work, linked through p.link, each with an M in p.m if one was
 // idle.
 P* procresize(std::int32_t nprocs) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   std::int32_t old = gomaxprocs.load();

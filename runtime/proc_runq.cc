@@ -18,9 +18,9 @@ namespace gort::runtime {
 
 namespace {
 
-// runqputslow mirrors Go's runqputslow (proc.go:5820): move half the full ring plus gp to
-// the global queue in one batch (as an array: gort's global queue does not
-// link the Gs).
+// runqputslow mirrors Go's runqputslow (proc.go:5820): move half the full ring
+// plus gp to the global queue in one batch (as an array: gort's global queue
+// does not link the Gs).
 bool runqputslow(P* pp, G* gp, std::uint32_t h, std::uint32_t t) {
   G* batch[kRunqSize / 2 + 1];
   std::uint32_t n = (t - h) / 2;
@@ -112,7 +112,8 @@ inline G* globrunqpop() ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock) {
   return gp;
 }
 
-// runqgrab mirrors Go's runqgrab (proc.go:5963): take half of pp's queue into batch.
+// runqgrab mirrors Go's runqgrab (proc.go:5963): take half of pp's queue into
+// batch.
 std::uint32_t runqgrab(P* pp, std::atomic<G*>* batch, std::uint32_t batchHead,
                        bool stealRunNextG) {
   for (;;) {
@@ -175,9 +176,8 @@ void runqput(P* pp, G* gp, bool next) {
 // runqget mirrors Go's runqget (proc.go:5897).
 G* runqget(P* pp, bool* inheritTime) {
   G* next = pp->runnext.load(std::memory_order_relaxed);
-  if (next != nullptr &&
-      pp->runnext.compare_exchange_strong(next, nullptr,
-                                          std::memory_order_acq_rel)) {
+  if (next != nullptr && pp->runnext.compare_exchange_strong(
+                             next, nullptr, std::memory_order_acq_rel)) {
     *inheritTime = true;
     return next;
   }
@@ -194,8 +194,8 @@ G* runqget(P* pp, bool* inheritTime) {
   }
 }
 
-// runqempty mirrors Go's runqempty (proc.go:5754): a consistent read of head, tail and
-// runnext.
+// runqempty mirrors Go's runqempty (proc.go:5754): a consistent read of head,
+// tail and runnext.
 bool runqempty(P* pp) {
   for (;;) {
     std::uint32_t head = pp->runqhead.load(std::memory_order_acquire);
@@ -207,7 +207,8 @@ bool runqempty(P* pp) {
   }
 }
 
-// runqsteal mirrors Go's runqsteal (proc.go:6018): grab half of p2's queue onto pp's.
+// runqsteal mirrors Go's runqsteal (proc.go:6018): grab half of p2's queue onto
+// pp's.
 G* runqsteal(P* pp, P* p2, bool stealRunNextG) {
   std::uint32_t t = pp->runqtail.load(std::memory_order_relaxed);
   std::uint32_t n = runqgrab(p2, pp->runq, t, stealRunNextG);
@@ -242,8 +243,8 @@ void globrunqputhead(G* gp) {
   globrunqsizeAdd(1);
 }
 
-// globrunqputbatch mirrors Go's globrunqputbatch (proc.go:5593): the n Gs linked from head
-// to tail through schedlink go to the tail.
+// globrunqputbatch mirrors Go's globrunqputbatch (proc.go:5593): the n Gs
+// linked from head to tail through schedlink go to the tail.
 void globrunqputbatch(G* head, G* tail, std::int32_t n) {
   tail->schedlink = nullptr;
   for (G* gp = head; gp != nullptr;) {
@@ -261,8 +262,8 @@ void globrunqputarray(G* const* gs, std::int32_t n) {
   globrunqsizeAdd(n);
 }
 
-// globrunqget mirrors Go's globrunqget (proc.go:5603): take a fair share of the global
-// queue, return one and put the rest on pp's local queue. Unlike Go it
+// globrunqget mirrors Go's globrunqget (proc.go:5603): take a fair share of the
+// global queue, return one and put the rest on pp's local queue. Unlike Go it
 // reads no G while it holds sched.lock, and it prefetches each G it takes:
 // the queue can hold hundreds of thousands of cold Gs (Skynet), and in Go
 // the walk through g.schedlink is a cache miss per G under the lock.

@@ -50,27 +50,42 @@ void setDebugVar(const std::string& key, const std::string& value) {
 
 const char* waitReasonString(waitReason r) {
   switch (r) {
-    case waitReason::zero: return "";
-    case waitReason::chanReceive: return "chan receive";
-    case waitReason::chanSend: return "chan send";
-    case waitReason::chanReceiveNilChan: return "chan receive (nil chan)";
-    case waitReason::chanSendNilChan: return "chan send (nil chan)";
-    case waitReason::select: return "select";
-    case waitReason::selectNoCases: return "select (no cases)";
-    case waitReason::sleep: return "sleep";
-    case waitReason::semacquire: return "semacquire";
-    case waitReason::syncMutexLock: return "sync.Mutex.Lock";
-    case waitReason::syncWaitGroupWait: return "sync.WaitGroup.Wait";
-    case waitReason::syncCondWait: return "sync.Cond.Wait";
-    case waitReason::syncRWMutexRLock: return "sync.RWMutex.RLock";
-    case waitReason::syncRWMutexLock: return "sync.RWMutex.Lock";
-    case waitReason::ioWait: return "IO wait";
+    case waitReason::zero:
+      return "";
+    case waitReason::chanReceive:
+      return "chan receive";
+    case waitReason::chanSend:
+      return "chan send";
+    case waitReason::chanReceiveNilChan:
+      return "chan receive (nil chan)";
+    case waitReason::chanSendNilChan:
+      return "chan send (nil chan)";
+    case waitReason::select:
+      return "select";
+    case waitReason::selectNoCases:
+      return "select (no cases)";
+    case waitReason::sleep:
+      return "sleep";
+    case waitReason::semacquire:
+      return "semacquire";
+    case waitReason::syncMutexLock:
+      return "sync.Mutex.Lock";
+    case waitReason::syncWaitGroupWait:
+      return "sync.WaitGroup.Wait";
+    case waitReason::syncCondWait:
+      return "sync.Cond.Wait";
+    case waitReason::syncRWMutexRLock:
+      return "sync.RWMutex.RLock";
+    case waitReason::syncRWMutexLock:
+      return "sync.RWMutex.Lock";
+    case waitReason::ioWait:
+      return "IO wait";
   }
   return "?";
 }
 
-// parsedebugvars mirrors Go's parsedebugvars (runtime1.go:358) for gort's keys: reads
-// $GODEBUG at each Run.
+// parsedebugvars mirrors Go's parsedebugvars (runtime1.go:358) for gort's keys:
+// reads $GODEBUG at each Run.
 void parsedebugvars() {
   debug = dbgVars{};
 #ifdef GORT_TSAN

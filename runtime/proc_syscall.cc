@@ -21,20 +21,18 @@ namespace {
 void entersyscall_gcwait(P* pp) {
   lock(&sched.lock);
   std::uint32_t s = _Psyscall;
-  if (sched.stopwait > 0 &&
-      pp->status.compare_exchange_strong(s, _Pgcstop)) {
+  if (sched.stopwait > 0 && pp->status.compare_exchange_strong(s, _Pgcstop)) {
     if (--sched.stopwait == 0) notewakeup(&sched.stopnote);
   }
   unlock(&sched.lock);
 }
 
-// exitsyscallfast mirrors Go's exitsyscallfast (proc.go:3857): the old P if it is still
-// ours, else any idle P.
+// exitsyscallfast mirrors Go's exitsyscallfast (proc.go:3857): the old P if it
+// is still ours, else any idle P.
 bool exitsyscallfast(P* oldp) {
   std::uint32_t s = _Psyscall;
-  if (oldp != nullptr &&
-      oldp->status.compare_exchange_strong(s, _Pidle,
-                                           std::memory_order_acq_rel)) {
+  if (oldp != nullptr && oldp->status.compare_exchange_strong(
+                             s, _Pidle, std::memory_order_acq_rel)) {
     acquirep(oldp);
     return true;
   }
@@ -51,7 +49,8 @@ bool exitsyscallfast(P* oldp) {
   return false;
 }
 
-// exitsyscall0 mirrors Go's exitsyscall0 (proc.go:3940): on g0, no P could be had.
+// exitsyscall0 mirrors Go's exitsyscall0 (proc.go:3940): on g0, no P could be
+// had.
 G* exitsyscall0(G* gp) {
   M* mp = getg()->m;
   traceGoSysExit(gp, false);
@@ -96,7 +95,8 @@ void entersyscall() {
   }
 }
 
-// entersyscallblock mirrors Go's entersyscallblock (proc.go:3712): hand the P off now.
+// entersyscallblock mirrors Go's entersyscallblock (proc.go:3712): hand the P
+// off now.
 void entersyscallblock() {
   G* gp = getg();
   M* mp = gp->m;

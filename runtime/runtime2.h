@@ -51,8 +51,8 @@ enum : std::uint32_t {
   _Pdead = 4,
 };
 
-// Why a goroutine is parked (Go's waitReason (runtime2.go:1036)), for traces and deadlock
-// reports.
+// Why a goroutine is parked (Go's waitReason (runtime2.go:1036)), for traces
+// and deadlock reports.
 enum class waitReason : std::uint8_t {
   zero,
   chanReceive,
@@ -72,8 +72,8 @@ enum class waitReason : std::uint8_t {
 };
 
 // timer: a call of f(arg, seq) at `when` on a P's heap, repeated every
-// `period` ns if period > 0 (Go's timer (time.go:18)). pp and idx say where it waits;
-// instead of Go's status machine, deltimer and modtimer take the P's
+// `period` ns if period > 0 (Go's timer (time.go:18)). pp and idx say where it
+// waits; instead of Go's status machine, deltimer and modtimer take the P's
 // timersLock (and `lock` orders modifications of one timer).
 struct timer {
   std::int64_t when = 0;    // under pp->timersLock while pending
@@ -97,10 +97,10 @@ struct sudog {
   G* g = nullptr;
   sudog* next = nullptr;
   sudog* prev = nullptr;
-  void* elem = nullptr;  // data element (may point into the G's stack)
+  void* elem = nullptr;       // data element (may point into the G's stack)
   std::uintptr_t ticket = 0;  // a Cond waiter's ticket (sema.cc)
   bool isSelect = false;
-  bool success = false;  // for channels: woken by a value, not by close
+  bool success = false;       // for channels: woken by a value, not by close
   sudog* waitlink = nullptr;  // g.waiting list (select)
   hchan* c = nullptr;
 };
@@ -111,24 +111,25 @@ struct G {
   os::Stack stack;
   std::atomic<std::uint32_t> atomicstatus{_Gidle};
   std::atomic<std::int64_t> goid{0};  // atomic: sysmon may print it (blockwarn)
-  M* m = nullptr;         // M running this G, or nullptr
-  G* schedlink = nullptr;  // run queue and free list link
-  internal::Func fn;      // the goroutine body; empty once it has run
+  M* m = nullptr;                     // M running this G, or nullptr
+  G* schedlink = nullptr;             // run queue and free list link
+  internal::Func fn;  // the goroutine body; empty once it has run
   std::atomic<bool> preempt{false};  // sysmon's request to yield
   waitReason waitreason = waitReason::zero;
-  void* param = nullptr;    // wakeup parameter (select's winning sudog)
+  void* param = nullptr;     // wakeup parameter (select's winning sudog)
   sudog* waiting = nullptr;  // sudogs this G waits on (select)
   std::atomic<bool> selectDone{false};
   bool parkingOnChan = false;
-  struct timer sleepTimer;  // the timer Sleep uses (Go's g.timer (runtime2.go:489))
-  G* alllink = nullptr;     // allgs list
+  struct timer
+      sleepTimer;  // the timer Sleep uses (Go's g.timer (runtime2.go:489))
+  G* alllink = nullptr;  // allgs list
   // The C++ exception-handling state of this goroutine while it is switched
   // out (see gogo.cc); Go has no such thing.
   alignas(void*) unsigned char ehState[3 * sizeof(void*)] = {};
-  bool unwinding = false;  // Run ended: unwind this stack (proc_run.cc)
+  bool unwinding = false;         // Run ended: unwind this stack (proc_run.cc)
   void* raceFiber = nullptr;      // ThreadSanitizer's fiber (race.h)
   void* asanFakeStack = nullptr;  // AddressSanitizer's switch state
-  M* lockedm = nullptr;  // the M this G is wired to (LockOSThread)
+  M* lockedm = nullptr;           // the M this G is wired to (LockOSThread)
   // Return address of the Go call that made it (atomic: a dump reads it
   // while the G may be recycled).
   std::atomic<const void*> gopc{nullptr};
@@ -145,8 +146,9 @@ enum class syscallStatus : std::uint8_t {
 
 // M mirrors Go's m (runtime2.go:526).
 struct M {
-  G* g0 = nullptr;     // scheduling context on the thread's own stack
-  std::atomic<G*> curg{nullptr};  // goroutine running on this M (sysmon reads it)
+  G* g0 = nullptr;  // scheduling context on the thread's own stack
+  std::atomic<G*> curg{
+      nullptr};        // goroutine running on this M (sysmon reads it)
   P* p = nullptr;      // P held, or nullptr
   P* nextp = nullptr;  // P handed over by startm
   P* oldp = nullptr;   // P held before the syscall
@@ -154,14 +156,14 @@ struct M {
   bool spinning = false;  // looking for work
   bool blocked = false;   // parked on park
   note park;
-  M* schedlink = nullptr;  // midle list
-  M* alllink = nullptr;    // allm list
+  M* schedlink = nullptr;       // midle list
+  M* alllink = nullptr;         // allm list
   G* (*mcallfn)(G*) = nullptr;  // what g0 runs after a goroutine switches out
-  void (*systemstackfn)(void*) = nullptr;  // systemstack's function
-  void* systemstackarg = nullptr;          // and its argument
+  void (*systemstackfn)(void*) = nullptr;    // systemstack's function
+  void* systemstackarg = nullptr;            // and its argument
   bool (*waitunlockf)(G*, void*) = nullptr;  // gopark's unlock function
-  void* waitlock = nullptr;                   // and its argument
-  void (*mstartfn)() = nullptr;  // sysmon's loop for the sysmon M
+  void* waitlock = nullptr;                  // and its argument
+  void (*mstartfn)() = nullptr;              // sysmon's loop for the sysmon M
   std::uint32_t fastrand[2] = {0, 0};
   std::uint64_t syscalltick = 0;
   os::Thread thread;
@@ -175,8 +177,8 @@ struct M {
   const void* g0StackLo = nullptr;  // g0's stack, for AddressSanitizer
   std::size_t g0StackSize = 0;
   traceBuf* tracebuf = nullptr;  // execution trace buffer (trace.cc)
-  G* lockedg = nullptr;             // the G wired to this M (LockOSThread)
-  std::uint32_t lockedExt = 0;      // LockOSThread nesting count
+  G* lockedg = nullptr;          // the G wired to this M (LockOSThread)
+  std::uint32_t lockedExt = 0;   // LockOSThread nesting count
   // Under sched.lock: in stoplockedm, and whether its park note was already
   // woken (by startlockedm, or by Run's end), so only one wakes it.
   bool lockedIdle = false;
@@ -195,7 +197,7 @@ inline constexpr int kGFreeLocalMax = 64;
 struct P {
   std::int32_t id = 0;
   std::atomic<std::uint32_t> status{_Pidle};
-  P* link = nullptr;  // pidle list
+  P* link = nullptr;                        // pidle list
   std::atomic<std::uint32_t> schedtick{0};  // incremented per schedule
   // Incremented per goroutine run, inherited time slice or not; the global
   // queue's fairness check counts these (Go has none: see findRunnable).

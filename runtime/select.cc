@@ -21,8 +21,8 @@ namespace gort::runtime {
 namespace {
 
 // sellock mirrors Go's sellock (select.go:34).
-void sellock(scase* cases, const std::uint16_t* lockorder, int n)
-    ABSL_NO_THREAD_SAFETY_ANALYSIS {
+void sellock(scase* cases, const std::uint16_t* lockorder,
+             int n) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   hchan* last = nullptr;
   for (int i = 0; i < n; i++) {
     hchan* c = cases[lockorder[i]].c;
@@ -33,9 +33,10 @@ void sellock(scase* cases, const std::uint16_t* lockorder, int n)
   }
 }
 
-// selunlock mirrors Go's selunlock (select.go:45): reverse order, each channel once.
-void selunlock(scase* cases, const std::uint16_t* lockorder, int n)
-    ABSL_NO_THREAD_SAFETY_ANALYSIS {
+// selunlock mirrors Go's selunlock (select.go:45): reverse order, each channel
+// once.
+void selunlock(scase* cases, const std::uint16_t* lockorder,
+               int n) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   for (int i = n - 1; i >= 0; i--) {
     hchan* c = cases[lockorder[i]].c;
     if (i > 0 && c == cases[lockorder[i - 1]].c) continue;
@@ -43,8 +44,8 @@ void selunlock(scase* cases, const std::uint16_t* lockorder, int n)
   }
 }
 
-// selparkcommit mirrors Go's selparkcommit (select.go:63): unlock every channel, the last
-// one last, touching no sudog after its channel is unlocked.
+// selparkcommit mirrors Go's selparkcommit (select.go:63): unlock every
+// channel, the last one last, touching no sudog after its channel is unlocked.
 bool selparkcommit(G* gp, void*) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   gp->parkingOnChan = false;
   hchan* lastc = nullptr;
@@ -117,9 +118,10 @@ int selectgo(scase* cases, int ncases, std::uint16_t* order, bool block,
   }
   if (norder == 0) {
     if (!block) return -1;
-    if (getcurg() == nullptr) throw Panic("gort: blocking select outside a goroutine");
-    gopark(nullptr, nullptr, norder == ncases ? waitReason::selectNoCases
-                                              : waitReason::select);
+    if (getcurg() == nullptr)
+      throw Panic("gort: blocking select outside a goroutine");
+    gopark(nullptr, nullptr,
+           norder == ncases ? waitReason::selectNoCases : waitReason::select);
     throw_("unreachable");
   }
   for (int i = 0; i < norder; i++) lockorder[i] = pollorder[i];

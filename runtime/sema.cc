@@ -9,10 +9,10 @@
 // when dequeuing, which is simpler and fine for the few addresses a root
 // sees at once.
 //
-// A Cond's notify list (Go's notifyList (sema.go:451), also in sema.go) keeps its tickets
-// in the Cond and its parked waiters in the semaphore root of its address,
-// under that root's lock: a waiter's sudog names the list in elem and its
-// ticket in ticket. A list and a semaphore never share an address, so the
+// A Cond's notify list (Go's notifyList (sema.go:451), also in sema.go) keeps
+// its tickets in the Cond and its parked waiters in the semaphore root of its
+// address, under that root's lock: a waiter's sudog names the list in elem and
+// its ticket in ticket. A list and a semaphore never share an address, so the
 // two kinds of waiter cannot be mistaken for each other.
 #include "sema.h"
 
@@ -38,8 +38,7 @@ struct semaRoot {
 semaRoot semtable[kSemTabSize];
 
 semaRoot* semroot(std::uint32_t* addr) {
-  return &semtable[(reinterpret_cast<std::uintptr_t>(addr) >> 3) %
-                   kSemTabSize];
+  return &semtable[(reinterpret_cast<std::uintptr_t>(addr) >> 3) % kSemTabSize];
 }
 
 // cansemacquire mirrors Go's cansemacquire (sema.go:223).
@@ -116,8 +115,8 @@ void semacquire(std::uint32_t* addr, waitReason reason) {
   semacquire1(addr, false, reason);
 }
 
-// semacquire1 mirrors Go's semacquire1 (sema.go:104) (no profiling): s->ticket becomes 1
-// when a handoff release gave the count straight to this waiter.
+// semacquire1 mirrors Go's semacquire1 (sema.go:104) (no profiling): s->ticket
+// becomes 1 when a handoff release gave the count straight to this waiter.
 void semacquire1(std::uint32_t* addr, bool lifo, waitReason reason) {
   if (cansemacquire(addr)) return;
   if (getcurg() == nullptr) {
@@ -147,14 +146,13 @@ void semacquire1(std::uint32_t* addr, bool lifo, waitReason reason) {
 // semrelease mirrors Go's semrelease (sema.go:161): no handoff.
 void semrelease(std::uint32_t* addr) { semrelease1(addr, false); }
 
-// semrelease1 mirrors Go's semrelease1 (sema.go:165) (no profiling). With handoff, the
-// count just added is taken back for the waiter, which finds ticket 1 and
-// does not compete for it, and the caller yields so that the waiter, in
-// runnext, runs at once on this P with the rest of the time slice.
+// semrelease1 mirrors Go's semrelease1 (sema.go:165) (no profiling). With
+// handoff, the count just added is taken back for the waiter, which finds
+// ticket 1 and does not compete for it, and the caller yields so that the
+// waiter, in runnext, runs at once on this P with the rest of the time slice.
 void semrelease1(std::uint32_t* addr, bool handoff) {
   semaRoot* root = semroot(addr);
-  std::atomic_ref<std::uint32_t>(*addr).fetch_add(1,
-                                                  std::memory_order_release);
+  std::atomic_ref<std::uint32_t>(*addr).fetch_add(1, std::memory_order_release);
   if (root->nwait.load() == 0) return;
   lock(&root->lock);
   if (root->nwait.load() == 0) {
@@ -193,7 +191,8 @@ namespace gort::runtime {
 
 namespace {
 
-// lessTicket mirrors Go's less (sema.go:473): a < b for tickets that wrap around.
+// lessTicket mirrors Go's less (sema.go:473): a < b for tickets that wrap
+// around.
 bool lessTicket(std::uint32_t a, std::uint32_t b) {
   return static_cast<std::int32_t>(a - b) < 0;
 }

@@ -49,7 +49,7 @@ struct traceBuf {
   std::atomic<bool> busy{false};
   traceChunk* head = nullptr;
   traceChunk* tail = nullptr;
-  bool owned = false;  // held by an M of the current Run
+  bool owned = false;           // held by an M of the current Run
   traceBuf* alllink = nullptr;  // every buffer ever made (never freed)
 };
 
@@ -86,8 +86,8 @@ traceChunk* newChunkLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(traceLock) {
 
 // append stores r at the end of b: b's owner M calls it without traceLock,
 // threads outside the runtime with it (locked) for the shared buffer.
-void append(traceBuf* b, const traceRecord& r, bool locked)
-    ABSL_NO_THREAD_SAFETY_ANALYSIS {
+void append(traceBuf* b, const traceRecord& r,
+            bool locked) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   if (b->tail == nullptr || b->tail->n == kChunkEvents) {
     if (!locked) lock(&traceLock);
     traceChunk* c = newChunkLocked();
@@ -172,14 +172,16 @@ bool startTrace(const std::string& path, bool fromEnv)
   return true;
 }
 
-// stopTrace mirrors Go's StopTrace (trace.go:316): collect every buffer and write the file.
+// stopTrace mirrors Go's StopTrace (trace.go:316): collect every buffer and
+// write the file.
 bool stopTrace() ABSL_EXCLUSIVE_LOCKS_REQUIRED(traceCtl) {
   if (!traceOn.load()) return false;
   traceOn.store(false);
   std::int64_t end = os::nanotime();
   lock(&traceLock);
   std::vector<traceBuf*> bufs;
-  for (traceBuf* b = allTraceBufs; b != nullptr; b = b->alllink) bufs.push_back(b);
+  for (traceBuf* b = allTraceBufs; b != nullptr; b = b->alllink)
+    bufs.push_back(b);
   unlock(&traceLock);
   for (traceBuf* b : bufs) {
     while (b->busy.load()) os::osyield();
@@ -200,14 +202,16 @@ bool stopTrace() ABSL_EXCLUSIVE_LOCKS_REQUIRED(traceCtl) {
 
 }  // namespace
 
-// traceEvent mirrors Go's traceEvent (trace.go:578): append one record to this M's buffer.
+// traceEvent mirrors Go's traceEvent (trace.go:578): append one record to this
+// M's buffer.
 void traceEvent(traceEv ev, std::int64_t g, std::int64_t a0, std::int64_t a1,
                 std::uint8_t reason) {
   G* gp = getg();
   M* mp = gp != nullptr ? gp->m : nullptr;
   if (mp == nullptr) {
     lock(&traceLock);
-    if (traceOn.load()) append(&sharedBuf, makeRecord(mp, ev, g, a0, a1, reason), true);
+    if (traceOn.load())
+      append(&sharedBuf, makeRecord(mp, ev, g, a0, a1, reason), true);
     unlock(&traceLock);
     return;
   }
@@ -260,7 +264,8 @@ void traceEndRun() ABSL_NO_THREAD_SAFETY_ANALYSIS {
   }
   unlock(&traceCtl);
   lock(&traceLock);
-  for (traceBuf* b = allTraceBufs; b != nullptr; b = b->alllink) b->owned = false;
+  for (traceBuf* b = allTraceBufs; b != nullptr; b = b->alllink)
+    b->owned = false;
   unlock(&traceLock);
 }
 

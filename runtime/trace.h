@@ -19,22 +19,22 @@ namespace gort::runtime {
 
 // traceEv: the kinds of event recorded (Go's traceEv* constants, fewer).
 enum class traceEv : std::uint8_t {
-  GoCreate,    // g created; a0 = creator goid (0: outside a goroutine)
-  GoStart,     // g starts running on this M and P
-  GoBlock,     // g parks; reason = waitReason
-  GoUnblock,   // g made runnable; a0 = goid of the waker (0: runtime)
-  GoSched,     // g yields (Gosched) and goes to the global queue
-  GoPreempt,   // g yields at sysmon's request
-  GoEnd,       // g finished
-  GoSysCall,   // g enters a syscall; a0 = 1 if the P is handed off at once
-  GoSysExit,   // g leaves it; a0 = 1 fast (has a P, runs on), 0 queued
-  ProcRetake,  // sysmon took P a0 from a syscall (handoffp)
-  PreemptReq,  // sysmon asked the goroutine running on P a0 to yield
-  Steal,       // this P stole a1 goroutines from P a0
-  MPark,       // this M parks (stopm, or sleeps for timers)
-  MUnpark,     // this M wakes up
-  Usleep,      // usleep(a0 us) returned after a1 ns (event time: its start)
-  Gomaxprocs,  // GOMAXPROCS changes from a1 to a0
+  GoCreate,      // g created; a0 = creator goid (0: outside a goroutine)
+  GoStart,       // g starts running on this M and P
+  GoBlock,       // g parks; reason = waitReason
+  GoUnblock,     // g made runnable; a0 = goid of the waker (0: runtime)
+  GoSched,       // g yields (Gosched) and goes to the global queue
+  GoPreempt,     // g yields at sysmon's request
+  GoEnd,         // g finished
+  GoSysCall,     // g enters a syscall; a0 = 1 if the P is handed off at once
+  GoSysExit,     // g leaves it; a0 = 1 fast (has a P, runs on), 0 queued
+  ProcRetake,    // sysmon took P a0 from a syscall (handoffp)
+  PreemptReq,    // sysmon asked the goroutine running on P a0 to yield
+  Steal,         // this P stole a1 goroutines from P a0
+  MPark,         // this M parks (stopm, or sleeps for timers)
+  MUnpark,       // this M wakes up
+  Usleep,        // usleep(a0 us) returned after a1 ns (event time: its start)
+  Gomaxprocs,    // GOMAXPROCS changes from a1 to a0
   NetpollBlock,  // this M blocks in netpoll for a0 ns (-1: no timeout)
   NetpollWake,   // netpoll returned a0 ready goroutines (a1 = 1: blocking)
   SpinStart,     // this M starts spinning; a0 = traceSpinHow
@@ -48,8 +48,8 @@ struct traceRecord {
   std::int64_t g;   // goid, or 0
   std::int64_t a0;
   std::int64_t a1;
-  std::int32_t m;   // M id, -1 outside the runtime's threads
-  std::int16_t p;   // P id, -1 without a P
+  std::int32_t m;  // M id, -1 outside the runtime's threads
+  std::int16_t p;  // P id, -1 without a P
   traceEv ev;
   std::uint8_t reason;  // waitReason for GoBlock
 };
@@ -71,21 +71,24 @@ void traceEndRun();    // end of Run: write $GORT_TRACE, release buffers
 // traceGoCreate mirrors Go's traceGoCreate (trace.go:1251).
 inline void traceGoCreate(G* newg, G* caller) {
   if (traceEnabled()) {
-    traceEvent(traceEv::GoCreate, newg->goid, caller ? caller->goid.load(std::memory_order_relaxed) : 0);
+    traceEvent(traceEv::GoCreate, newg->goid,
+               caller ? caller->goid.load(std::memory_order_relaxed) : 0);
   }
 }
 // traceGoStart mirrors Go's traceGoStart (trace.go:1259).
 inline void traceGoStart(G* gp) {
   if (traceEnabled()) traceEvent(traceEv::GoStart, gp->goid);
 }
-// traceGoPark mirrors Go's traceGoPark (trace.go:1289): gp parks for gp->waitreason.
+// traceGoPark mirrors Go's traceGoPark (trace.go:1289): gp parks for
+// gp->waitreason.
 inline void traceGoPark(G* gp) {
   if (traceEnabled()) {
     traceEvent(traceEv::GoBlock, gp->goid, 0, 0,
                static_cast<std::uint8_t>(gp->waitreason));
   }
 }
-// traceGoUnpark mirrors Go's traceGoUnpark (trace.go:1296): the caller readies gp.
+// traceGoUnpark mirrors Go's traceGoUnpark (trace.go:1296): the caller readies
+// gp.
 inline void traceGoUnpark(G* gp) {
   if (traceEnabled()) traceEvent(traceEv::GoUnblock, gp->goid, traceCurGoid());
 }
@@ -101,16 +104,18 @@ inline void traceGoPreempt(G* gp) {
 inline void traceGoEnd(G* gp) {
   if (traceEnabled()) traceEvent(traceEv::GoEnd, gp->goid);
 }
-// traceGoSysCall mirrors Go's traceGoSysCall (trace.go:1307); block: entersyscallblock.
+// traceGoSysCall mirrors Go's traceGoSysCall (trace.go:1307); block:
+// entersyscallblock.
 inline void traceGoSysCall(G* gp, bool block) {
   if (traceEnabled()) traceEvent(traceEv::GoSysCall, gp->goid, block ? 1 : 0);
 }
-// traceGoSysExit mirrors Go's traceGoSysExit (trace.go:1311); fast: gp kept running.
+// traceGoSysExit mirrors Go's traceGoSysExit (trace.go:1311); fast: gp kept
+// running.
 inline void traceGoSysExit(G* gp, bool fast) {
   if (traceEnabled()) traceEvent(traceEv::GoSysExit, gp->goid, fast ? 1 : 0);
 }
-// traceProcRetake: sysmon retook pp from a syscall (Go's traceGoSysBlock (trace.go:1330)
-// and traceProcStop, seen from sysmon).
+// traceProcRetake: sysmon retook pp from a syscall (Go's traceGoSysBlock
+// (trace.go:1330) and traceProcStop, seen from sysmon).
 inline void traceProcRetake(P* pp) {
   if (traceEnabled()) traceEvent(traceEv::ProcRetake, 0, pp->id);
 }

@@ -143,8 +143,10 @@ void jsonWriter::closeRun(std::int64_t g, gState& s, std::int64_t ts,
   // Appended, not "G" + num(g): GCC 12 warns falsely (-Wrestrict) on a
   // one-character literal plus a temporary string.
   std::string name = std::string("G").append(num(g));
-  if (s.p >= 0) slice(kPidP, s.p, name, "goroutine", s.runTs, ts - s.runTs, args);
-  if (s.m >= 0) slice(kPidM, s.m, name, "goroutine", s.runTs, ts - s.runTs, args);
+  if (s.p >= 0)
+    slice(kPidP, s.p, name, "goroutine", s.runTs, ts - s.runTs, args);
+  if (s.m >= 0)
+    slice(kPidM, s.m, name, "goroutine", s.runTs, ts - s.runTs, args);
   s.runTs = -1;
 }
 
@@ -213,15 +215,16 @@ void jsonWriter::handle(const traceRecord& r) {
       if (s.sysTs >= 0) {
         slice(kPidM, s.sysM, "syscall G" + g, "syscall", s.sysTs,
               r.ts - s.sysTs,
-              gArg + ",\"blocking\":" + num(s.sysBlock) + ",\"exit\":" +
-                  q(r.a0 != 0 ? "fast" : "queued"));
+              gArg + ",\"blocking\":" + num(s.sysBlock) +
+                  ",\"exit\":" + q(r.a0 != 0 ? "fast" : "queued"));
       }
       s.sysTs = -1;
       if (r.a0 != 0) openRun(r.g, s, r);
       break;
     case traceEv::ProcRetake:
       sysmonMs_.insert(r.m);
-      instant(r, "retake P" + num(r.a0), "ProcRetake", "\"retaken\":" + num(r.a0));
+      instant(r, "retake P" + num(r.a0), "ProcRetake",
+              "\"retaken\":" + num(r.a0));
       break;
     case traceEv::PreemptReq:
       sysmonMs_.insert(r.m);
@@ -313,9 +316,9 @@ std::string jsonWriter::finish(std::int64_t end, std::int64_t dropped) {
   metadata();
   std::string head =
       "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"gort\","
-      "\"duration_ns\":" + num(end - start_) + ",\"dropped_events\":" +
-      num(dropped) + ",\"gomaxprocs\":" + num(gomaxprocs.load()) +
-      "},\n\"traceEvents\":[\n";
+      "\"duration_ns\":" +
+      num(end - start_) + ",\"dropped_events\":" + num(dropped) +
+      ",\"gomaxprocs\":" + num(gomaxprocs.load()) + "},\n\"traceEvents\":[\n";
   return head + out_.substr(2) + "\n]}\n";  // every event began with ",\n"
 }
 
@@ -325,10 +328,9 @@ std::string jsonWriter::finish(std::int64_t end, std::int64_t dropped) {
 // event JSON, times relative to start.
 std::string traceJSON(std::vector<traceRecord>& recs, std::int64_t start,
                       std::int64_t end, std::int64_t dropped) {
-  std::stable_sort(recs.begin(), recs.end(),
-                   [](const traceRecord& a, const traceRecord& b) {
-                     return a.ts < b.ts;
-                   });
+  std::stable_sort(
+      recs.begin(), recs.end(),
+      [](const traceRecord& a, const traceRecord& b) { return a.ts < b.ts; });
   // A writer that saw the trace on just before StopTrace may stamp its
   // record after `end`.
   if (!recs.empty() && recs.back().ts > end) end = recs.back().ts;

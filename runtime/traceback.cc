@@ -30,6 +30,8 @@
 // +0xoff"), then "created by function" and the line of the Go call. Runtime
 // frames (gort::runtime, the closure glue) are hidden unless
 // GOTRACEBACK=system or crash, or in a SIGQUIT dump, as in Go.
+#include "traceback.h"
+
 #include <cstring>
 #include <string>
 #include <unordered_map>
@@ -41,7 +43,6 @@
 #include "os/traceback_os.h"
 #include "panic.h"
 #include "proc.h"
-#include "traceback.h"
 
 namespace gort::runtime {
 
@@ -84,12 +85,12 @@ bool startsWith(const std::string& s, const char* prefix) {
 bool isRuntimeFrame(const std::string& f) {
   return startsWith(f, "gort::runtime::") || startsWith(f, "gort::os::") ||
          startsWith(f, "gort::internal::") || startsWith(f, "gort::Stack[") ||
-         startsWith(f, "gort::Stack(") ||
-         startsWith(f, "std::__invoke") || startsWith(f, "std::invoke<") ||
+         startsWith(f, "gort::Stack(") || startsWith(f, "std::__invoke") ||
+         startsWith(f, "std::invoke<") ||
          f.find("internal_any_invocable::") != std::string::npos ||
-         startsWith(f, "gort_unwind_parked") || startsWith(f, "jump_fcontext") ||
-         startsWith(f, "make_fcontext") || startsWith(f, "gort_gogo") ||
-         startsWith(f, "gort_gostart") ||
+         startsWith(f, "gort_unwind_parked") ||
+         startsWith(f, "jump_fcontext") || startsWith(f, "make_fcontext") ||
+         startsWith(f, "gort_gogo") || startsWith(f, "gort_gostart") ||
          // Inlined frames carry DWARF's unqualified names.
          startsWith(f, "__invoke") || startsWith(f, "invoke<") ||
          startsWith(f, "InvokeR<") || startsWith(f, "LocalInvoker<") ||
@@ -146,8 +147,8 @@ void printFrames(Printer* p, const std::uintptr_t* pcs, int n) {
   if (n == kMaxFrames) p->out += "...additional frames elided...\n";
 }
 
-// printCreatedBy mirrors Go's printcreatedby (traceback.go:780): the function that called Go
-// (the innermost frame at the call that is not the runtime's).
+// printCreatedBy mirrors Go's printcreatedby (traceback.go:780): the function
+// that called Go (the innermost frame at the call that is not the runtime's).
 void printCreatedBy(Printer* p, G* gp) {
   auto pc = reinterpret_cast<std::uintptr_t>(
       gp->gopc.load(std::memory_order_relaxed));
@@ -167,18 +168,25 @@ void printCreatedBy(Printer* p, G* gp) {
 
 const char* statusString(std::uint32_t s) {
   switch (s) {
-    case _Gidle: return "idle";
-    case _Grunnable: return "runnable";
-    case _Grunning: return "running";
-    case _Gsyscall: return "syscall";
-    case _Gwaiting: return "waiting";
-    case _Gdead: return "dead";
+    case _Gidle:
+      return "idle";
+    case _Grunnable:
+      return "runnable";
+    case _Grunning:
+      return "running";
+    case _Gsyscall:
+      return "syscall";
+    case _Gwaiting:
+      return "waiting";
+    case _Gdead:
+      return "dead";
   }
   return "???";
 }
 
-// goroutineheader mirrors Go's goroutineheader (traceback.go:1004). Fields other than goid and
-// status are read only for a G that cannot run during the dump.
+// goroutineheader mirrors Go's goroutineheader (traceback.go:1004). Fields
+// other than goid and status are read only for a G that cannot run during the
+// dump.
 void goroutineheader(Printer* p, G* gp, std::uint32_t status, bool self) {
   p->out += "goroutine ";
   p->out += std::to_string(gp->goid.load(std::memory_order_relaxed));
@@ -245,8 +253,8 @@ bool record1(Printer* p, G* gp, Record* r) {
   return true;
 }
 
-// tracebackSelf prints the calling goroutine first, as Go's Stack (mprof.go:1193) and
-// fatal tracebacks do.
+// tracebackSelf prints the calling goroutine first, as Go's Stack
+// (mprof.go:1193) and fatal tracebacks do.
 void tracebackSelf(Printer* p, G* me) {
   goroutineheader(p, me, _Grunning, true);
   std::uintptr_t pcs[kMaxFrames];
@@ -283,8 +291,8 @@ void release(mutex* l, bool held) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   if (held) unlock(l);
 }
 
-// freezetheworld mirrors Go's freezetheworld (proc.go:876) in purpose: no G starts
-// running until thawtheworld. Waits for the Ms inside execute's window;
+// freezetheworld mirrors Go's freezetheworld (proc.go:876) in purpose: no G
+// starts running until thawtheworld. Waits for the Ms inside execute's window;
 // except with kLock, gives up on one after about a second (a fatal error
 // may have come from that very window).
 void freezetheworld(LockMode mode) ABSL_NO_THREAD_SAFETY_ANALYSIS {
@@ -304,10 +312,11 @@ void freezetheworld(LockMode mode) ABSL_NO_THREAD_SAFETY_ANALYSIS {
 
 void thawtheworld() { dumpFreezing.store(false, std::memory_order_seq_cst); }
 
-// tracebackothers mirrors Go's tracebackothers (traceback.go:1041): every goroutine but me,
-// walked frozen, printed after; thaws unless the process is ending.
-void tracebackothers(Printer* p, G* me, LockMode mode)
-    ABSL_NO_THREAD_SAFETY_ANALYSIS {
+// tracebackothers mirrors Go's tracebackothers (traceback.go:1041): every
+// goroutine but me, walked frozen, printed after; thaws unless the process is
+// ending.
+void tracebackothers(Printer* p, G* me,
+                     LockMode mode) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   std::vector<Record> records;
   freezetheworld(mode);
   bool held = acquire(&allglock, mode);
@@ -330,8 +339,8 @@ void onQuit() {
   os::futexwakeup(reinterpret_cast<std::uint32_t*>(&quitPending), 1);
 }
 
-// dumpAndQuit mirrors the SIGQUIT case of Go's sighandler (signal_unix.go:608): print every
-// goroutine (runtime frames included) and exit with status 2.
+// dumpAndQuit mirrors the SIGQUIT case of Go's sighandler (signal_unix.go:608):
+// print every goroutine (runtime frames included) and exit with status 2.
 void dumpAndQuit() ABSL_NO_THREAD_SAFETY_ANALYSIS {
   bool crash = false;
   int level = gotraceback(&crash);
@@ -369,7 +378,8 @@ void executeWaitThaw(M* mp) {
   }
 }
 
-// gotraceback mirrors Go's gotraceback (runtime1.go:37) (setTraceback's spellings).
+// gotraceback mirrors Go's gotraceback (runtime1.go:37) (setTraceback's
+// spellings).
 int gotraceback(bool* crash) {
   *crash = false;
   const char* tb = os::getenv("GOTRACEBACK");

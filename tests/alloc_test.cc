@@ -82,7 +82,8 @@ TEST_P(AllocTest, UnbufferedPingPongDoesNotAllocate) {
       },
       Procs(GetParam()));
   EXPECT_GE(n, 0);
-  EXPECT_LE(n, Allowed(GetParam())) << "allocations in " << kOps << " round trips";
+  EXPECT_LE(n, Allowed(GetParam()))
+      << "allocations in " << kOps << " round trips";
 }
 
 TEST_P(AllocTest, BufferedChannelDoesNotAllocate) {
@@ -100,9 +101,8 @@ TEST_P(AllocTest, BufferedChannelDoesNotAllocate) {
           for (int i = 0; i < ops; i++) c.Send(i);
         });
         c.Close();
-        std::int64_t expect =
-            std::int64_t{kWarmup} * (kWarmup - 1) / 2 +
-            std::int64_t{kOps} * (kOps - 1) / 2;
+        std::int64_t expect = std::int64_t{kWarmup} * (kWarmup - 1) / 2 +
+                              std::int64_t{kOps} * (kOps - 1) / 2;
         EXPECT_EQ(done.Recv(), expect);
       },
       Procs(GetParam()));

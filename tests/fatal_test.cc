@@ -31,8 +31,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "gort/gort.h"
 #include "gomaxprocs_env.h"
+#include "gort/gort.h"
 #include "gtest/gtest.h"
 #include "test_os.h"
 #include "watchdog.h"
@@ -275,15 +275,15 @@ TEST_F(PanicDeathTest, StackOverflowThatReturnsIsFatalAtTheNextSwitch) {
   const int held = gort_test::Scaled(40000) - 1;
   // 16 KiB asked, a page more usable without a guard page; 512-byte frames.
   constexpr int kDepth = (16 * 1024 + 4096) / 512 + 10;
-  EXPECT_EXIT(RunWithLastOfManyGoroutines(held,
-                                          [] {
-                                            std::printf("%d\n", Recurse(kDepth));
-                                            gort::Gosched();
-                                            std::fprintf(stderr,
-                                                         "test: not caught\n");
-                                            std::_Exit(5);
-                                          }),
-              ::testing::ExitedWithCode(2), OverflowReport(held));
+  EXPECT_EXIT(
+      RunWithLastOfManyGoroutines(held,
+                                  [] {
+                                    std::printf("%d\n", Recurse(kDepth));
+                                    gort::Gosched();
+                                    std::fprintf(stderr, "test: not caught\n");
+                                    std::_Exit(5);
+                                  }),
+      ::testing::ExitedWithCode(2), OverflowReport(held));
 }
 
 // ---------------------------------------------------------------------------
@@ -376,8 +376,8 @@ constexpr std::size_t kMaxAlloc =
 
 // The largest stack Options.stack_size may ask for: 1 GiB, 256 MiB on
 // 32-bit targets (Go's maxstacksize is 1 GB and 250 MB).
-constexpr std::size_t kMaxStack = k64Bit ? std::size_t{1} << 30
-                                         : std::size_t{1} << 28;
+constexpr std::size_t kMaxStack =
+    k64Bit ? std::size_t{1} << 30 : std::size_t{1} << 28;
 
 // Runs two goroutines (two stacks of the capped size, which a 32-bit
 // address space holds) with Options.stack_size = size; the warning names

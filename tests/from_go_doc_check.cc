@@ -105,7 +105,7 @@ int main(int argc, char** argv) {
       failures++;
     }
   }
-  std::printf("from_go_doc_check: %zu snippets, %d problems\n",
-              snippets.size(), failures);
+  std::printf("from_go_doc_check: %zu snippets, %d problems\n", snippets.size(),
+              failures);
   return failures == 0 ? 0 : 1;
 }

@@ -49,7 +49,7 @@ int GoAndChannels() {
 
 int Pipeline() {
   // snippet: make-chan
-  gort::Chan<int> jobs = gort::MakeChan<int>(100);  // make(chan int, 100)
+  gort::Chan<int> jobs = gort::MakeChan<int>(100);   // make(chan int, 100)
   gort::Chan<int> results = gort::MakeChan<int>(0);  // make(chan int)
   // end snippet
   // snippet: go
@@ -90,9 +90,9 @@ int SelectExamples() {
   int x = 1, got = 0;
   // snippet: select
   int v = 0;
-  switch (gort::Select(gort::RecvCase(in, &v),    // case v := <-in:
-                       gort::SendCase(out, x),    // case out <- x:
-                       gort::RecvCase(quit))) {   // case <-quit:
+  switch (gort::Select(gort::RecvCase(in, &v),   // case v := <-in:
+                       gort::SendCase(out, x),   // case out <- x:
+                       gort::RecvCase(quit))) {  // case <-quit:
     case 0:
       got = v;
       break;
@@ -108,8 +108,8 @@ int SelectExamples() {
   }
   // end snippet
   // snippet: select-timeout
-  if (gort::Select(gort::RecvCase(in, &v),
-                   gort::RecvCase(gort::After(10ms))) == 1) {
+  if (gort::Select(gort::RecvCase(in, &v), gort::RecvCase(gort::After(10ms))) ==
+      1) {
     // case <-time.After(10 * time.Millisecond): timed out
   }
   // end snippet
@@ -173,7 +173,7 @@ int SyncExamples() {
   // end snippet
   int config = 0;
   // snippet: once
-  gort::Once once;  // var once sync.Once
+  gort::Once once;                         // var once sync.Once
   once.Do([&] { config = expensive(); });  // once.Do(func() { ... })
   // end snippet
   bool ready = false;
@@ -199,12 +199,13 @@ int TimeExamples() {
   gort::Sleep(10ms);  // time.Sleep(10 * time.Millisecond)
   // end snippet
   // snippet: timer
-  gort::Timer t = gort::NewTimer(50ms);  // t := time.NewTimer(50 * time.Millisecond)
-  if (!t.Stop()) {                       // if !t.Stop() {
-    t.C().Recv();                        //   <-t.C }
+  gort::Timer t =
+      gort::NewTimer(50ms);  // t := time.NewTimer(50 * time.Millisecond)
+  if (!t.Stop()) {           // if !t.Stop() {
+    t.C().Recv();            //   <-t.C }
   }
-  t.Reset(1ms);                          // t.Reset(time.Millisecond)
-  std::int64_t fired = t.C().Recv();     // a gort::Nanotime() reading
+  t.Reset(1ms);                       // t.Reset(time.Millisecond)
+  std::int64_t fired = t.C().Recv();  // a gort::Nanotime() reading
   // end snippet
   (void)fired;
   auto done = gort::MakeChan<bool>(0);
@@ -240,12 +241,13 @@ void slowOperation(gort::Context ctx, gort::Chan<int> out) {
 gort::ContextError ContextExamples() {
   // snippet: with-timeout
   auto [ctx, cancel] = gort::WithTimeout(gort::Background(), 10ms);
-  // ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+  // ctx, cancel := context.WithTimeout(context.Background(),
+  // 10*time.Millisecond)
   auto result = gort::MakeChan<int>(1);
   gort::Go([ctx = ctx, result] { slowOperation(ctx, result); });
   int r = 0;
-  switch (gort::Select(gort::RecvCase(result, &r),      // case r := <-result:
-                       gort::RecvCase(ctx.Done()))) {   // case <-ctx.Done():
+  switch (gort::Select(gort::RecvCase(result, &r),     // case r := <-result:
+                       gort::RecvCase(ctx.Done()))) {  // case <-ctx.Done():
     case 1:
       if (ctx.Err() == gort::ContextError::kDeadlineExceeded) {
         // ctx.Err() == context.DeadlineExceeded
@@ -261,8 +263,9 @@ gort::ContextError ContextExamples() {
   stop();  // cancels child too: child.Err() == gort::ContextError::kCanceled
   cancelChild();
   // end snippet
-  return child.Err() == gort::ContextError::kCanceled ? err
-                                                      : gort::ContextError::kNone;
+  return child.Err() == gort::ContextError::kCanceled
+             ? err
+             : gort::ContextError::kNone;
 }
 
 // runtime: GOMAXPROCS, NumGoroutine, Gosched, panics, syscalls.
@@ -277,7 +280,7 @@ int RuntimeExamples() {
   try {
     gort::Chan<int> c = gort::MakeChan<int>(0);
     c.Close();
-    c.Close();  // panics: "close of closed channel"
+    c.Close();                      // panics: "close of closed channel"
   } catch (const gort::Panic& p) {  // defer func() { recover() }()
     recovered = 1;
   }
@@ -292,9 +295,9 @@ int RuntimeExamples() {
 // LockOSThread and the goroutine dump.
 std::string ThreadExamples() {
   // snippet: lock-os-thread
-  gort::LockOSThread();          // runtime.LockOSThread()
+  gort::LockOSThread();  // runtime.LockOSThread()
   // ... thread-affine work: OpenGL, a GUI toolkit, thread-local state
-  gort::UnlockOSThread();        // runtime.UnlockOSThread()
+  gort::UnlockOSThread();  // runtime.UnlockOSThread()
   // end snippet
   // snippet: stack
   std::string dump = gort::Stack(true);  // buf := make([]byte, 1<<20)

@@ -11,9 +11,7 @@ namespace {
 
 using gort_test::RunGuarded;
 
-TEST(FromGoTest, GoAndChannels) {
-  EXPECT_EQ(from_go::GoAndChannels(), 30);
-}
+TEST(FromGoTest, GoAndChannels) { EXPECT_EQ(from_go::GoAndChannels(), 30); }
 
 TEST(FromGoTest, Select) {
   int got = 0;

@@ -1,5 +1,6 @@
 // tests/lockosthread_test.cc: LockOSThread / UnlockOSThread (Go's
-// proc_test.go TestLockOSThread*, and runtime/testdata/testprog/lockosthread.go).
+// proc_test.go TestLockOSThread*, and
+// runtime/testdata/testprog/lockosthread.go).
 //
 // Each test asserts what an M that is not really wired would break: the
 // goroutine's thread id stays put across every kind of switch (Gosched,
@@ -174,7 +175,9 @@ TEST(LockOSThreadTest, BlockingSyscallKeepsTheThread) {
 HANDLE OpenThreadForExit(long tid) {
   return OpenThread(SYNCHRONIZE, FALSE, static_cast<DWORD>(tid));
 }
-bool ThreadEnded(HANDLE h) { return WaitForSingleObject(h, 0) == WAIT_OBJECT_0; }
+bool ThreadEnded(HANDLE h) {
+  return WaitForSingleObject(h, 0) == WAIT_OBJECT_0;
+}
 #else
 int OpenThreadForExit(long tid) { return static_cast<int>(tid); }
 bool ThreadEnded(int tid) {

@@ -17,11 +17,11 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
-#include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #endif
 
@@ -148,8 +148,8 @@ TEST_F(NetTest, Addresses) {
     EXPECT_NE(ln.Addr(), "127.0.0.1:0");
     gort::Chan<std::string> peer = gort::MakeChan<std::string>(1);
     gort::Go([&ln, peer]() mutable { peer.Send(ln.Accept().RemoteAddr()); });
-    Conn c = gort::net::Dial("tcp", "localhost:" +
-                                        ln.Addr().substr(ln.Addr().find(':') + 1));
+    Conn c = gort::net::Dial(
+        "tcp", "localhost:" + ln.Addr().substr(ln.Addr().find(':') + 1));
     EXPECT_EQ(c.RemoteAddr(), ln.Addr());
     EXPECT_EQ(c.LocalAddr().rfind("127.0.0.1:", 0), 0u);
     EXPECT_EQ(peer.Recv(), c.LocalAddr());
@@ -181,8 +181,7 @@ TEST_P(NetProcsTest, Stream64MiB) {
           std::size_t n = c.Read(buf.data(), buf.size());
           if (n == 0) break;
           for (std::size_t i = 0; i < n; i++) {
-            bad += buf[i] !=
-                   static_cast<unsigned char>((off + i) * 131 >> 7);
+            bad += buf[i] != static_cast<unsigned char>((off + i) * 131 >> 7);
           }
           off += n;
         }
@@ -288,7 +287,8 @@ TEST_F(NetTest, ThousandConnsFewThreads) {
           }
         });
         std::vector<Conn> conns(kConns);
-        for (int i = 0; i < kConns; i++) conns[i] = gort::net::Dial("tcp", ln.Addr());
+        for (int i = 0; i < kConns; i++)
+          conns[i] = gort::net::Dial("tcp", ln.Addr());
         // Every server goroutine is now parked in Read; all at once:
         gort::WaitGroup clients;
         clients.Add(kConns);
@@ -742,18 +742,20 @@ TEST_F(NetTest, NoFdLeakAcrossRuns) {
   int before = CountFds();  // <= 0: the OS does not count them (Wine)
   Conn leaked;
   for (int run = 0; run < 3; run++) {
-    gort::Run([&] {
-      Pair p;
-      gort::Go([&p] {
-        char c;
-        p.a.Read(&c, 1);  // nobody writes: abandoned when main returns
-      });
-      LetOthersPark();
-      p.a.Write("q", 1);
-      char c;
-      EXPECT_EQ(p.b.Read(&c, 1), 1u);
-      leaked = std::move(p.a);  // outlives the Run
-    }, Procs(1));
+    gort::Run(
+        [&] {
+          Pair p;
+          gort::Go([&p] {
+            char c;
+            p.a.Read(&c, 1);  // nobody writes: abandoned when main returns
+          });
+          LetOthersPark();
+          p.a.Write("q", 1);
+          char c;
+          EXPECT_EQ(p.b.Read(&c, 1), 1u);
+          leaked = std::move(p.a);  // outlives the Run
+        },
+        Procs(1));
     // From an ended Run: reads as closed; the destructor closes it.
     EXPECT_TRUE(leaked.Valid());
     leaked = Conn();
@@ -836,7 +838,8 @@ class StuckListener {
     }
     int probe = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
     fillers_.push_back(probe);
-    if (connect(probe, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0) return;
+    if (connect(probe, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0)
+      return;
     pollfd p{probe, POLLOUT, 0};
     if (poll(&p, 1, 200) != 0) return;  // it connected (or failed): no use
     port_ = ntohs(sa.sin_port);
@@ -860,21 +863,24 @@ TEST_F(NetTest, DialContextCancelInterruptsConnect) {
   StuckListener stuck;
   if (stuck.Port() == 0) GTEST_SKIP() << "this kernel completes such connects";
   std::string addr = "127.0.0.1:" + std::to_string(stuck.Port());
-  gort::Run([&] {
-    auto [ctx, cancel] = gort::WithCancel(gort::Background());
-    gort::Chan<std::string> result = gort::MakeChan<std::string>(1);
-    gort::Go([ctx = ctx, addr, result] {
-      try {
-        gort::net::DialContext(ctx, "tcp", addr);
-        result.Send("connected");
-      } catch (const Error& e) {
-        result.Send(std::string(e.Timeout() ? "timeout: " : "") + e.what());
-      }
-    });
-    LetOthersPark();  // the dialer is parked in its connect
-    cancel();
-    EXPECT_EQ(result.Recv(), "dial tcp " + addr + ": operation was canceled");
-  }, Procs(1));
+  gort::Run(
+      [&] {
+        auto [ctx, cancel] = gort::WithCancel(gort::Background());
+        gort::Chan<std::string> result = gort::MakeChan<std::string>(1);
+        gort::Go([ctx = ctx, addr, result] {
+          try {
+            gort::net::DialContext(ctx, "tcp", addr);
+            result.Send("connected");
+          } catch (const Error& e) {
+            result.Send(std::string(e.Timeout() ? "timeout: " : "") + e.what());
+          }
+        });
+        LetOthersPark();  // the dialer is parked in its connect
+        cancel();
+        EXPECT_EQ(result.Recv(),
+                  "dial tcp " + addr + ": operation was canceled");
+      },
+      Procs(1));
 }
 #endif  // !defined(_WIN32)
 
@@ -882,28 +888,29 @@ TEST_F(NetTest, DialContextCancelInterruptsConnect) {
 // read deadline into the past): cancelling wakes the blocked Read with a
 // Timeout() error, and stopping the AfterFunc leaves the Conn usable.
 TEST_F(NetTest, ReadBoundedByContext) {
-  gort::Run([] {
-    Pair p;
-    auto [ctx, cancel] = gort::WithCancel(gort::Background());
-    auto stop = gort::AfterFunc(ctx, [&p] {
-      p.a.SetReadDeadline(Clock::now() - 1s);
-    });
-    gort::Go([cancel = cancel] {
-      LetOthersPark();  // main is parked in Read by now
-      cancel();
-    });
-    char c;
-    try {
-      p.a.Read(&c, 1);
-      ADD_FAILURE() << "Read returned without data";
-    } catch (const Error& e) {
-      EXPECT_TRUE(e.Timeout()) << e.what();
-    }
-    EXPECT_FALSE(stop());  // it ran
-    p.a.SetReadDeadline(Clock::time_point{});
-    p.b.Write("x", 1);
-    EXPECT_EQ(p.a.Read(&c, 1), 1u);
-  }, Procs(1));
+  gort::Run(
+      [] {
+        Pair p;
+        auto [ctx, cancel] = gort::WithCancel(gort::Background());
+        auto stop = gort::AfterFunc(
+            ctx, [&p] { p.a.SetReadDeadline(Clock::now() - 1s); });
+        gort::Go([cancel = cancel] {
+          LetOthersPark();  // main is parked in Read by now
+          cancel();
+        });
+        char c;
+        try {
+          p.a.Read(&c, 1);
+          ADD_FAILURE() << "Read returned without data";
+        } catch (const Error& e) {
+          EXPECT_TRUE(e.Timeout()) << e.what();
+        }
+        EXPECT_FALSE(stop());  // it ran
+        p.a.SetReadDeadline(Clock::time_point{});
+        p.b.Write("x", 1);
+        EXPECT_EQ(p.a.Read(&c, 1), 1u);
+      },
+      Procs(1));
 }
 
 #if !defined(_WIN32)
@@ -926,7 +933,8 @@ TEST_F(NetDeathTest, WriteToGoneClientDoesNotKill) {
           p.a.Close();
           std::string chunk(64 << 10, 'x');
           try {
-            for (int i = 0; i < 1000; i++) p.b.Write(chunk.data(), chunk.size());
+            for (int i = 0; i < 1000; i++)
+              p.b.Write(chunk.data(), chunk.size());
             code = 4;  // never failed
           } catch (const Error& e) {
             bool gone = e.Errno() == EPIPE || e.Errno() == ECONNRESET;
@@ -961,9 +969,9 @@ TEST_F(NetDeathTest, BrokenPipeThroughFDIsAnErrorAndLeavesHandler) {
             w.Write("x", 1);
             code = 4;
           } catch (const Error& e) {
-            bool ok = e.Errno() == EPIPE &&
-                      std::string(e.what()).find("broken pipe") !=
-                          std::string::npos;
+            bool ok =
+                e.Errno() == EPIPE &&
+                std::string(e.what()).find("broken pipe") != std::string::npos;
             code = ok ? 0 : 5;
           }
         });
@@ -1006,74 +1014,79 @@ std::pair<int, int> RawTCPPair() {
 // reset by peer", then EOF (Go's setEventErr: only an event that is
 // EPOLLERR alone marks the descriptor, and the next event clears it).
 TEST_F(NetTest, PeerResetReturnsDataThenResetThenEOF) {
-  gort::Run([] {
-    auto [sv, cl] = RawTCPPair();
-    ASSERT_EQ(write(cl, "hello", 5), 5);
-    linger lg{1, 0};
-    setsockopt(cl, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
-    close(cl);  // RST
-    pollfd pf{sv, POLLIN, 0};
-    while (!(pf.revents & (POLLHUP | POLLERR))) {
-      pf.revents = 0;
-      poll(&pf, 1, -1);  // the reset has arrived (not a timing guess)
-    }
-    gort::poll::FD fd(sv);
-    // Sleeping makes the only M block in the poller until the timer, so the
-    // reset's event is processed before the Read (it would not change the
-    // outcome of a correct implementation if it were not).
-    gort::Sleep(2ms);
-    char buf[16];
-    std::size_t n = 0;
-    try {
-      n = fd.Read(buf, sizeof buf);
-    } catch (const Error& e) {
-      FAIL() << "the data before the reset was lost: " << e.what();
-    }
-    EXPECT_EQ(std::string(buf, n), "hello");
-    try {
-      fd.Read(buf, sizeof buf);
-      ADD_FAILURE() << "no reset reported";
-    } catch (const Error& e) {
-      EXPECT_EQ(e.Errno(), ECONNRESET) << e.what();
-      EXPECT_FALSE(e.Closed()) << e.what();
-      EXPECT_NE(std::string(e.what()).find("connection reset by peer"),
-                std::string::npos)
-          << e.what();
-    }
-    EXPECT_EQ(fd.Read(buf, sizeof buf), 0u);
-  }, Procs(1));
+  gort::Run(
+      [] {
+        auto [sv, cl] = RawTCPPair();
+        ASSERT_EQ(write(cl, "hello", 5), 5);
+        linger lg{1, 0};
+        setsockopt(cl, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+        close(cl);  // RST
+        pollfd pf{sv, POLLIN, 0};
+        while (!(pf.revents & (POLLHUP | POLLERR))) {
+          pf.revents = 0;
+          poll(&pf, 1, -1);  // the reset has arrived (not a timing guess)
+        }
+        gort::poll::FD fd(sv);
+        // Sleeping makes the only M block in the poller until the timer, so the
+        // reset's event is processed before the Read (it would not change the
+        // outcome of a correct implementation if it were not).
+        gort::Sleep(2ms);
+        char buf[16];
+        std::size_t n = 0;
+        try {
+          n = fd.Read(buf, sizeof buf);
+        } catch (const Error& e) {
+          FAIL() << "the data before the reset was lost: " << e.what();
+        }
+        EXPECT_EQ(std::string(buf, n), "hello");
+        try {
+          fd.Read(buf, sizeof buf);
+          ADD_FAILURE() << "no reset reported";
+        } catch (const Error& e) {
+          EXPECT_EQ(e.Errno(), ECONNRESET) << e.what();
+          EXPECT_FALSE(e.Closed()) << e.what();
+          EXPECT_NE(std::string(e.what()).find("connection reset by peer"),
+                    std::string::npos)
+              << e.what();
+        }
+        EXPECT_EQ(fd.Read(buf, sizeof buf), 0u);
+      },
+      Procs(1));
 }
 
 // A connected UDP socket whose peer port is closed: every Read after a send
 // reports the ICMP error ("connection refused"), never "use of closed file".
 TEST_F(NetTest, UDPRefusedIsNotClosed) {
-  gort::Run([] {
-    int gone = socket(AF_INET, SOCK_DGRAM, 0);
-    sockaddr_in sa{};
-    sa.sin_family = AF_INET;
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof sa;
-    ASSERT_EQ(bind(gone, reinterpret_cast<sockaddr*>(&sa), len), 0);
-    ASSERT_EQ(getsockname(gone, reinterpret_cast<sockaddr*>(&sa), &len), 0);
-    close(gone);
-    int u = socket(AF_INET, SOCK_DGRAM, 0);
-    ASSERT_EQ(connect(u, reinterpret_cast<sockaddr*>(&sa), len), 0);
-    gort::poll::FD fd(u);
-    for (int i = 0; i < 3; i++) {
-      fd.Write("x", 1);
-      // As above: the M blocks in the poller, which sees the ICMP error's
-      // event (EPOLLERR | EPOLLOUT) before the Read.
-      gort::Sleep(2ms);
-      char c;
-      try {
-        fd.Read(&c, 1);
-        ADD_FAILURE() << "read from a closed port";
-      } catch (const Error& e) {
-        EXPECT_FALSE(e.Closed()) << "round " << i << ": " << e.what();
-        EXPECT_EQ(e.Errno(), ECONNREFUSED) << "round " << i << ": " << e.what();
-      }
-    }
-  }, Procs(1));
+  gort::Run(
+      [] {
+        int gone = socket(AF_INET, SOCK_DGRAM, 0);
+        sockaddr_in sa{};
+        sa.sin_family = AF_INET;
+        sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        socklen_t len = sizeof sa;
+        ASSERT_EQ(bind(gone, reinterpret_cast<sockaddr*>(&sa), len), 0);
+        ASSERT_EQ(getsockname(gone, reinterpret_cast<sockaddr*>(&sa), &len), 0);
+        close(gone);
+        int u = socket(AF_INET, SOCK_DGRAM, 0);
+        ASSERT_EQ(connect(u, reinterpret_cast<sockaddr*>(&sa), len), 0);
+        gort::poll::FD fd(u);
+        for (int i = 0; i < 3; i++) {
+          fd.Write("x", 1);
+          // As above: the M blocks in the poller, which sees the ICMP error's
+          // event (EPOLLERR | EPOLLOUT) before the Read.
+          gort::Sleep(2ms);
+          char c;
+          try {
+            fd.Read(&c, 1);
+            ADD_FAILURE() << "read from a closed port";
+          } catch (const Error& e) {
+            EXPECT_FALSE(e.Closed()) << "round " << i << ": " << e.what();
+            EXPECT_EQ(e.Errno(), ECONNREFUSED)
+                << "round " << i << ": " << e.what();
+          }
+        }
+      },
+      Procs(1));
 }
 
 // Cancelling DialContext while its connect starts is never missed: the
@@ -1084,21 +1097,23 @@ TEST_F(NetTest, DialContextCancelNeverMissed) {
   StuckListener stuck;
   if (stuck.Port() == 0) GTEST_SKIP() << "this kernel completes such connects";
   std::string addr = "127.0.0.1:" + std::to_string(stuck.Port());
-  gort::Run([&] {
-    int timeouts = 0;
-    for (int i = 0; i < 2000; i++) {
-      auto [ctx, cancel] = gort::WithTimeout(gort::Background(), 20s);
-      gort::Go([cancel = cancel] { cancel(); });
-      try {
-        gort::net::DialContext(ctx, "tcp", addr);
-        ADD_FAILURE() << "connected to a full listener";
-      } catch (const Error& e) {
-        if (e.Timeout()) timeouts++;
-      }
-      cancel();
-    }
-    EXPECT_EQ(timeouts, 0) << "cancels missed (waited for the deadline)";
-  }, Procs(2));
+  gort::Run(
+      [&] {
+        int timeouts = 0;
+        for (int i = 0; i < 2000; i++) {
+          auto [ctx, cancel] = gort::WithTimeout(gort::Background(), 20s);
+          gort::Go([cancel = cancel] { cancel(); });
+          try {
+            gort::net::DialContext(ctx, "tcp", addr);
+            ADD_FAILURE() << "connected to a full listener";
+          } catch (const Error& e) {
+            if (e.Timeout()) timeouts++;
+          }
+          cancel();
+        }
+        EXPECT_EQ(timeouts, 0) << "cancels missed (waited for the deadline)";
+      },
+      Procs(2));
 }
 
 // A deadline set and cleared leaves no timer behind (Go's deltimer), so a
@@ -1130,8 +1145,9 @@ TEST_F(NetTest, DeadlineOnUnpollableFD) {
       fd.SetReadDeadline(Clock::now() + 1s);
       ADD_FAILURE() << "deadline accepted";
     } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find("file type does not support deadline"),
-                std::string::npos)
+      EXPECT_NE(
+          std::string(e.what()).find("file type does not support deadline"),
+          std::string::npos)
           << e.what();
     }
     EXPECT_EQ(fd.Write("ab", 2), 2u);
@@ -1156,8 +1172,7 @@ TEST_F(NetTest, GoAddressForms) {
     try {
       gort::net::DialTimeout("tcp", "[fe80::1%lo]:1", 1s);
     } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find("[fe80::1%lo]:1"),
-                std::string::npos)
+      EXPECT_NE(std::string(e.what()).find("[fe80::1%lo]:1"), std::string::npos)
           << e.what();
     }
     Listener dual;
@@ -1207,35 +1222,37 @@ TEST_F(NetTest, AbstractUnixSocket) {
 // Error::code() is portable (generic category), and a Write that fails part
 // way says how much went out.
 TEST_F(NetTest, ErrorCodeAndPartialWrite) {
-  gort::Run([] {
-    Listener ln = gort::net::Listen("tcp", "127.0.0.1:0");
-    std::string addr = ln.Addr();
-    ln.Close();
-    try {
-      gort::net::Dial("tcp", addr);
-      ADD_FAILURE() << "dialled a closed port";
-    } catch (const Error& e) {
-      EXPECT_EQ(e.code(), std::errc::connection_refused) << e.what();
-    }
-    Pair p;
-    std::string big(64 << 20, 'x');
-    gort::Chan<int> done = gort::MakeChan<int>(1);
-    gort::Go([&p, &big, done]() mutable {
-      try {
-        p.a.Write(big.data(), big.size());
-        ADD_FAILURE() << "64 MiB went into an unread socket";
-      } catch (const Error& e) {
-        EXPECT_TRUE(e.Timeout()) << e.what();
-        EXPECT_EQ(e.code(), std::errc::timed_out) << e.what();
-        EXPECT_GT(e.Written(), 0u);
-        EXPECT_LT(e.Written(), big.size());
-      }
-      done.Send(1);
-    });
-    LetOthersPark();  // the writer filled the socket and is parked
-    p.a.SetWriteDeadline(Clock::now() - 1s);
-    done.Recv();
-  }, Procs(1));
+  gort::Run(
+      [] {
+        Listener ln = gort::net::Listen("tcp", "127.0.0.1:0");
+        std::string addr = ln.Addr();
+        ln.Close();
+        try {
+          gort::net::Dial("tcp", addr);
+          ADD_FAILURE() << "dialled a closed port";
+        } catch (const Error& e) {
+          EXPECT_EQ(e.code(), std::errc::connection_refused) << e.what();
+        }
+        Pair p;
+        std::string big(64 << 20, 'x');
+        gort::Chan<int> done = gort::MakeChan<int>(1);
+        gort::Go([&p, &big, done]() mutable {
+          try {
+            p.a.Write(big.data(), big.size());
+            ADD_FAILURE() << "64 MiB went into an unread socket";
+          } catch (const Error& e) {
+            EXPECT_TRUE(e.Timeout()) << e.what();
+            EXPECT_EQ(e.code(), std::errc::timed_out) << e.what();
+            EXPECT_GT(e.Written(), 0u);
+            EXPECT_LT(e.Written(), big.size());
+          }
+          done.Send(1);
+        });
+        LetOthersPark();  // the writer filled the socket and is parked
+        p.a.SetWriteDeadline(Clock::now() - 1s);
+        done.Recv();
+      },
+      Procs(1));
 }
 
 // Listener::SetDeadline: Accept times out, and clearing it lets Accept on.
@@ -1357,7 +1374,8 @@ TEST_F(NetTest, SplitAndJoinHostPort) {
             std::make_pair(std::string("example.com"), std::string("80")));
   EXPECT_EQ(SplitHostPort("[::1]:http"),
             std::make_pair(std::string("::1"), std::string("http")));
-  EXPECT_EQ(SplitHostPort(":0"), std::make_pair(std::string(), std::string("0")));
+  EXPECT_EQ(SplitHostPort(":0"),
+            std::make_pair(std::string(), std::string("0")));
   EXPECT_THROW(SplitHostPort("::1:80"), Error);
   EXPECT_THROW(SplitHostPort("example.com"), Error);
   EXPECT_EQ(JoinHostPort("::1", "80"), "[::1]:80");

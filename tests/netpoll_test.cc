@@ -2,9 +2,9 @@
 // beside runtime/netpoll_test-like checks): pollDesc reuse and its stale
 // wake-up guard, deadline timers and their pool, netpollBreak, the waiter
 // count, and the execution trace's netpoll events.
-#include "test_os.h"  // first: Winsock before anything includes windows.h
-
 #include "netpoll.h"
+
+#include "test_os.h"  // first: Winsock before anything includes windows.h
 
 #if !defined(_WIN32)
 #include <sys/eventfd.h>
@@ -46,9 +46,8 @@ std::intptr_t NewPollable() {
 #if defined(_WIN32)
   WSADATA d;
   WSAStartup(MAKEWORD(2, 2), &d);
-  return static_cast<std::intptr_t>(
-      WSASocketW(AF_INET, SOCK_STREAM, IPPROTO_TCP, nullptr, 0,
-                 WSA_FLAG_OVERLAPPED));
+  return static_cast<std::intptr_t>(WSASocketW(
+      AF_INET, SOCK_STREAM, IPPROTO_TCP, nullptr, 0, WSA_FLAG_OVERLAPPED));
 #else
   return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 #endif
@@ -244,24 +243,26 @@ TEST_F(NetpollTest, ClearedDeadlinesLeaveTheHeap) {
 // netpollBreak wakes a blocking netpoll at once; several breaks cost one
 // wake-up, and a poll with no timeout returns after the break.
 TEST_F(NetpollTest, BreakWakesBlockingPoll) {
-  gort::Run([] {
-    std::intptr_t efd = NewPollable();
-    int err = 0;
-    pollDesc* pd = pollOpen(efd, &err);  // initialises the poller
-    ASSERT_NE(pd, nullptr);
-    ASSERT_TRUE(netpollinited());
-    netpollBreak();
-    netpollBreak();
-    std::int64_t t0 = gort::os::nanotime();
-    // The only M that could poll holds the P here (GOMAXPROCS 1), so the
-    // pending break is ours: a poll without timeout returns.
-    std::int32_t delta = 0;
-    EXPECT_EQ(netpoll(-1, &delta), nullptr);
-    EXPECT_LT(gort::os::nanotime() - t0, 10'000'000'000);
-    pollUnblock(pd);
-    pollClose(pd);
-    ClosePollable(efd);
-  }, Procs(1));
+  gort::Run(
+      [] {
+        std::intptr_t efd = NewPollable();
+        int err = 0;
+        pollDesc* pd = pollOpen(efd, &err);  // initialises the poller
+        ASSERT_NE(pd, nullptr);
+        ASSERT_TRUE(netpollinited());
+        netpollBreak();
+        netpollBreak();
+        std::int64_t t0 = gort::os::nanotime();
+        // The only M that could poll holds the P here (GOMAXPROCS 1), so the
+        // pending break is ours: a poll without timeout returns.
+        std::int32_t delta = 0;
+        EXPECT_EQ(netpoll(-1, &delta), nullptr);
+        EXPECT_LT(gort::os::nanotime() - t0, 10'000'000'000);
+        pollUnblock(pd);
+        pollClose(pd);
+        ClosePollable(efd);
+      },
+      Procs(1));
 }
 
 // Goroutines parked on the poller are counted while they wait and not
@@ -342,10 +343,10 @@ TEST_F(NetpollTest, PollerPerRun) {
 // poll readied, and the goroutine's park as "IO wait"; gort-trace's summary
 // counts them.
 TEST_F(NetpollTest, TraceCountsNetpoll) {
-  std::string path = (std::filesystem::temp_directory_path() /
-                      ("gort_netpoll_trace_" +
-                       std::to_string(gort_test::Pid()) + ".json"))
-                         .string();
+  std::string path =
+      (std::filesystem::temp_directory_path() /
+       ("gort_netpoll_trace_" + std::to_string(gort_test::Pid()) + ".json"))
+          .string();
   gort::Run(
       [&] {
         ASSERT_TRUE(gort::StartTrace(path));
@@ -356,13 +357,13 @@ TEST_F(NetpollTest, TraceCountsNetpoll) {
           ev.r.Read(&v, sizeof v);
           done.Send(1);
         });
-        gort::Gosched();               // the reader parks in the poller
+        gort::Gosched();  // the reader parks in the poller
         // The idle M waits in netpoll until this timer: long enough that
         // its findrunnable reaches the poll first even under qemu.
         gort::Sleep(50ms);
         std::uint64_t one = 1;
         ev.w.Write(&one, sizeof one);
-        done.Recv();                   // a poll readies the reader
+        done.Recv();  // a poll readies the reader
         ASSERT_TRUE(gort::StopTrace());
       },
       Procs(1));

@@ -15,8 +15,8 @@ __declspec(dllexport) UINT WINAPI timeEndPeriod(UINT) { return 0; }
 BOOL WINAPI DllMain(HINSTANCE, DWORD reason, LPVOID) {
   if (reason != DLL_PROCESS_ATTACH) return TRUE;
   wchar_t path[MAX_PATH];
-  DWORD n = GetEnvironmentVariableW(L"GORT_PLANTED_WINMM_MARKER", path,
-                                    MAX_PATH);
+  DWORD n =
+      GetEnvironmentVariableW(L"GORT_PLANTED_WINMM_MARKER", path, MAX_PATH);
   if (n == 0 || n >= MAX_PATH) return TRUE;
   HANDLE h = CreateFileW(path, GENERIC_WRITE, 0, nullptr, CREATE_ALWAYS,
                          FILE_ATTRIBUTE_NORMAL, nullptr);

@@ -204,7 +204,8 @@ TEST(RunTest, AbandonedGoroutinesUnwindTheirStacks) {
             auto local = std::make_unique<std::string>(1000, 'x');
             parked.fetch_add(1);
             if (i == 0) never.Recv();
-            if (i == 1) gort::Select(gort::RecvCase(never), gort::SendCase(sel, "s"));
+            if (i == 1)
+              gort::Select(gort::RecvCase(never), gort::SendCase(sel, "s"));
             if (i == 2) gort::Sleep(1h);
             resumed.fetch_add(1);
           });

@@ -481,8 +481,8 @@ void ExpectFairShare(int count, int n, int k, const std::string& what) {
   const double share = static_cast<double>(count) / n;
   const double bound = kFairZ * std::sqrt(p * (1 - p) / n);
   EXPECT_LE(std::abs(share - p), bound)
-      << what << ": " << count << " of " << n << " trials, expected share "
-      << p << " +- " << bound;
+      << what << ": " << count << " of " << n << " trials, expected share " << p
+      << " +- " << bound;
 }
 
 TEST_F(SelectTest, FairAmongReadyReceives) {
@@ -577,10 +577,10 @@ TEST_F(SelectTest, RandomCaseOrderIsAUniformPermutation) {
       }
       std::array<int, 5> by_index = {};
       for (int i = 0; i < kFairTrials; ++i) {
-        int chosen = gort::Select(
-            gort::RecvCase(chans[0]), gort::RecvCase(chans[1]),
-            gort::RecvCase(chans[2]), gort::RecvCase(chans[3]),
-            gort::RecvCase(chans[4]));
+        int chosen =
+            gort::Select(gort::RecvCase(chans[0]), gort::RecvCase(chans[1]),
+                         gort::RecvCase(chans[2]), gort::RecvCase(chans[3]),
+                         gort::RecvCase(chans[4]));
         ASSERT_TRUE(chosen >= 0 && chosen < 5) << chosen;
         ++by_index[chosen];
       }
@@ -1135,50 +1135,55 @@ TEST_F(SelectTest, MoveOnlySendValueSurvivesWhenAnotherCaseRuns) {
 
 TEST_F(SelectTest, MoveOnlySendValueSurvivesASendOnClosedPanic) {
   std::atomic<int> dtors{0};
-  gort::Run([&] {
-    auto closed = gort::MakeChan<JobPtr>(1);
-    closed.Close();
-    JobPtr job(new Job{&dtors, 3});
-    EXPECT_EQ(PanicMessage([&] {
-                gort::Select(gort::SendCase(closed, std::move(job)),
-                             gort::DefaultCase());
-              }),
-              "send on closed channel");
-    ASSERT_NE(job, nullptr);
-    // A select blocked in a send case panics when another goroutine closes
-    // the channel; the value is still the caller's.
-    auto c = gort::MakeChan<JobPtr>();
-    auto never = gort::MakeChan<int>();
-    // With one P the goroutine runs once main blocks in the select.
-    gort::Go([=] { c.Close(); });
-    EXPECT_EQ(PanicMessage([&] {
-                gort::Select(gort::SendCase(c, std::move(job)),
-                             gort::RecvCase(never));
-              }),
-              "send on closed channel");
-    ASSERT_NE(job, nullptr);
-    EXPECT_EQ(job->id, 3);
-    EXPECT_EQ(dtors.load(), 0);
-  }, gort::Options{.maxprocs = 1});
+  gort::Run(
+      [&] {
+        auto closed = gort::MakeChan<JobPtr>(1);
+        closed.Close();
+        JobPtr job(new Job{&dtors, 3});
+        EXPECT_EQ(PanicMessage([&] {
+                    gort::Select(gort::SendCase(closed, std::move(job)),
+                                 gort::DefaultCase());
+                  }),
+                  "send on closed channel");
+        ASSERT_NE(job, nullptr);
+        // A select blocked in a send case panics when another goroutine closes
+        // the channel; the value is still the caller's.
+        auto c = gort::MakeChan<JobPtr>();
+        auto never = gort::MakeChan<int>();
+        // With one P the goroutine runs once main blocks in the select.
+        gort::Go([=] { c.Close(); });
+        EXPECT_EQ(PanicMessage([&] {
+                    gort::Select(gort::SendCase(c, std::move(job)),
+                                 gort::RecvCase(never));
+                  }),
+                  "send on closed channel");
+        ASSERT_NE(job, nullptr);
+        EXPECT_EQ(job->id, 3);
+        EXPECT_EQ(dtors.load(), 0);
+      },
+      gort::Options{.maxprocs = 1});
   EXPECT_EQ(dtors.load(), 1);
 }
 
 TEST_F(SelectTest, MoveOnlySendValueSurvivesTheEndOfRun) {
   std::atomic<int> dtors{0};
   JobPtr job(new Job{&dtors, 5});
-  gort::Run([&] {
-    auto c = gort::MakeChan<JobPtr>();
-    auto never = gort::MakeChan<int>();
-    auto parked = gort::MakeChan<int>(1);
-    gort::Go([&, c, never, parked] {
-      parked.Send(1);
-      gort::Select(gort::SendCase(c, std::move(job)), gort::RecvCase(never));
-      ADD_FAILURE() << "the select returned";
-    });
-    parked.Recv();
-    // With one P, main runs again once the goroutine blocks in the
-    // select; main returns and Run's end unwinds the goroutine.
-  }, gort::Options{.maxprocs = 1});
+  gort::Run(
+      [&] {
+        auto c = gort::MakeChan<JobPtr>();
+        auto never = gort::MakeChan<int>();
+        auto parked = gort::MakeChan<int>(1);
+        gort::Go([&, c, never, parked] {
+          parked.Send(1);
+          gort::Select(gort::SendCase(c, std::move(job)),
+                       gort::RecvCase(never));
+          ADD_FAILURE() << "the select returned";
+        });
+        parked.Recv();
+        // With one P, main runs again once the goroutine blocks in the
+        // select; main returns and Run's end unwinds the goroutine.
+      },
+      gort::Options{.maxprocs = 1});
   ASSERT_NE(job, nullptr);
   EXPECT_EQ(job->id, 5);
   EXPECT_EQ(dtors.load(), 0);
@@ -1197,9 +1202,11 @@ TEST_F(SelectTest, HandlersRunForTheChosenCaseOnly) {
     std::string calls;
     auto Step = [&] {
       return gort::Select(
-          gort::OnRecv(in, [&](int v, bool ok) {
-            calls += "recv(" + std::to_string(v) + "," + (ok ? "true" : "false") + ")";
-          }),
+          gort::OnRecv(in,
+                       [&](int v, bool ok) {
+                         calls += "recv(" + std::to_string(v) + "," +
+                                  (ok ? "true" : "false") + ")";
+                       }),
           gort::OnSend(out, std::string("x"), [&] { calls += "send"; }),
           gort::OnDefault([&] { calls += "default"; }));
     };
@@ -1243,18 +1250,20 @@ TEST_F(SelectTest, HandlerFormsTakeTheValueOrNothing) {
               1);
     EXPECT_EQ(ticked, 1);
     ASSERT_NE(job, nullptr);
-    EXPECT_EQ(gort::Select(gort::OnRecv(jobs, [&](JobPtr j) {
-      EXPECT_EQ(j->id, 0);
-    })), 0);
+    EXPECT_EQ(gort::Select(
+                  gort::OnRecv(jobs, [&](JobPtr j) { EXPECT_EQ(j->id, 0); })),
+              0);
     EXPECT_EQ(dtors.load(), 1);
     EXPECT_EQ(gort::Select(gort::OnSend(jobs, std::move(job), [] {}),
                            gort::OnDefault([] {})),
               0);
     EXPECT_EQ(job, nullptr);
-    EXPECT_EQ(gort::Select(gort::OnRecv(jobs, [&](JobPtr j, bool ok) {
-      EXPECT_TRUE(ok);
-      got = std::move(j);
-    })), 0);
+    EXPECT_EQ(gort::Select(gort::OnRecv(jobs,
+                                        [&](JobPtr j, bool ok) {
+                                          EXPECT_TRUE(ok);
+                                          got = std::move(j);
+                                        })),
+              0);
     ASSERT_NE(got, nullptr);
     EXPECT_EQ(got->id, 4);
     EXPECT_EQ(dtors.load(), 1);
@@ -1269,9 +1278,8 @@ TEST_F(SelectTest, HandlerExceptionLeavesSelectAndDestroysTheValue) {
     jobs.Send(JobPtr(new Job{&dtors, 1}));
     bool caught = false;
     try {
-      gort::Select(gort::OnRecv(jobs, [](const JobPtr&) {
-        throw std::runtime_error("handler");
-      }));
+      gort::Select(gort::OnRecv(
+          jobs, [](const JobPtr&) { throw std::runtime_error("handler"); }));
     } catch (const std::runtime_error&) {
       caught = true;
     }

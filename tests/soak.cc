@@ -231,9 +231,10 @@ int main(int argc, char** argv) {
   }
   const long limit = warm_rss + warm_rss / 10 + 4096;
   if (warm_rss < 0 || end_rss < 0 || end_rss > limit) {
-    std::printf("gort-soak: FAIL: VmRSS grew from %ld KiB to %ld KiB "
-                "(limit %ld KiB)\n",
-                warm_rss, end_rss, limit);
+    std::printf(
+        "gort-soak: FAIL: VmRSS grew from %ld KiB to %ld KiB "
+        "(limit %ld KiB)\n",
+        warm_rss, end_rss, limit);
     return 1;
   }
   std::printf("gort-soak: PASS: VmRSS %ld KiB -> %ld KiB (limit %ld KiB)\n",

@@ -49,8 +49,7 @@ std::int64_t Messages() {
 // size natively, 10 min for 10 million).
 template <class F>
 void RunStress(F&& main, const gort::Options& options) {
-  const auto limit =
-      std::chrono::seconds(60 + Messages() / 20'000);
+  const auto limit = std::chrono::seconds(60 + Messages() / 20'000);
   gort_test::Watchdog watchdog("gort::Run in " + gort_test::CurrentTestName(),
                                limit);
   gort::Run(std::forward<F>(main), options);
@@ -145,7 +144,8 @@ TEST_P(ChannelDeliveryTest, EveryValueDeliveredExactlyOnce) {
 
 INSTANTIATE_TEST_SUITE_P(
     CapacityAndProcs, ChannelDeliveryTest,
-    ::testing::Combine(::testing::Values(0, 1, 128), ::testing::Values(1, 2, 4)),
+    ::testing::Combine(::testing::Values(0, 1, 128),
+                       ::testing::Values(1, 2, 4)),
     [](const ::testing::TestParamInfo<std::tuple<int, int>>& info) {
       return "Cap" + std::to_string(std::get<0>(info.param)) + "Procs" +
              std::to_string(std::get<1>(info.param));
@@ -192,8 +192,8 @@ TEST_P(SelectCloseTest, ReceivedEqualsSentWithClosesInFlight) {
             try {
               for (; seq < per_sender; seq++) {
                 const int a = static_cast<int>(rng() % kChans);
-                const int b = (a + 1 + static_cast<int>(rng() % (kChans - 1))) %
-                              kChans;
+                const int b =
+                    (a + 1 + static_cast<int>(rng() % (kChans - 1))) % kChans;
                 const std::int64_t v = base + seq;
                 gort::Select(gort::SendCase(chans[a], v),
                              gort::SendCase(chans[b], v));
@@ -273,7 +273,7 @@ TEST_P(SyncContentionTest, MutexCounterAndWaitGroupsAreExact) {
   const int goroutines = Scaled(1000);
   const std::int64_t iterations =
       std::max<std::int64_t>(Messages() / goroutines, 10);
-  std::int64_t counter = 0;  // guarded by mu
+  std::int64_t counter = 0;   // guarded by mu
   std::int64_t trylocks = 0;  // guarded by mu
   std::atomic<int> waiters_released{0};
   std::atomic<std::int64_t> max_inside{0};
@@ -341,9 +341,9 @@ class SyscallMixTest : public ::testing::TestWithParam<int> {};
 
 TEST_P(SyscallMixTest, EverythingCompletes) {
   const int procs = GetParam();
-  constexpr int kPairs = 8;        // eventfd readers blocked in syscalls
-  constexpr int kPollers = 4;      // goroutines in poll() with a timeout
-  constexpr int kSpinners = 4;     // CPU-bound goroutines
+  constexpr int kPairs = 8;     // eventfd readers blocked in syscalls
+  constexpr int kPollers = 4;   // goroutines in poll() with a timeout
+  constexpr int kSpinners = 4;  // CPU-bound goroutines
   const int rounds = std::max(Scaled(200), 5);
   const std::int64_t messages = std::max<std::int64_t>(Messages() / 4, 100);
   std::atomic<std::int64_t> events{0};
@@ -364,11 +364,10 @@ TEST_P(SyscallMixTest, EverythingCompletes) {
           auto ack = gort::MakeChan<int>();
           gort::Go([&, fd, ack, p] {
             for (int r = 0; r < rounds; r++) {
-              std::uint64_t v = (p % 2 == 0)
-                                    ? gort::BlockingSyscall(
-                                          [fd] { return fd->Read(); })
-                                    : gort::Syscall(
-                                          [fd] { return fd->Read(); });
+              std::uint64_t v =
+                  (p % 2 == 0)
+                      ? gort::BlockingSyscall([fd] { return fd->Read(); })
+                      : gort::Syscall([fd] { return fd->Read(); });
               if (v > 0) events.fetch_add(1);
               ack.Send(r);
             }
@@ -387,10 +386,12 @@ TEST_P(SyscallMixTest, EverythingCompletes) {
           wg.Add(1);
           gort::Go([&, k] {
             for (int r = 0; r < rounds; r++) {
-              int rc = (k % 2 == 0)
-                           ? gort::Syscall([] { return gort_test::SleepInKernel(1); })
-                           : gort::BlockingSyscall(
-                                 [] { return gort_test::SleepInKernel(1); });
+              int rc = (k % 2 == 0) ? gort::Syscall([] {
+                return gort_test::SleepInKernel(1);
+              })
+                                    : gort::BlockingSyscall([] {
+                                        return gort_test::SleepInKernel(1);
+                                      });
               if (rc == 0) polls.fetch_add(1);
             }
             wg.Done();
@@ -494,8 +495,7 @@ TEST(GomaxprocsStressTest, NothingLostWhileProcsChange) {
           });
         }
         // Spawning goroutines while the Ps change.
-        for (std::int64_t i = 0; i < std::max<std::int64_t>(n / 100, 10);
-             i++) {
+        for (std::int64_t i = 0; i < std::max<std::int64_t>(n / 100, 10); i++) {
           extra.Add(1);
           spawned++;
           gort::Go([&] {

@@ -29,7 +29,6 @@ using gort_test::RunGuarded;
 
 constexpr char kNegativeCounter[] = "sync: negative WaitGroup counter";
 
-
 // Yields until cond() holds or kDeadline passes; returns cond().
 template <class Cond>
 bool GoschedUntil(Cond cond) {
@@ -495,7 +494,8 @@ TEST(MutexFairnessTest, SecondGoroutineGetsItsTurnsWhileTheFirstRelocks) {
       },
       Procs(1));
   EXPECT_EQ(turns, kTurns);
-  EXPECT_LE(worst, kMaxSectionsPerTurn) << "sections in all: " << sections.load();
+  EXPECT_LE(worst, kMaxSectionsPerTurn)
+      << "sections in all: " << sections.load();
 }
 
 TEST(MutexBasicsTest, LockParksGoroutineNotThread) {

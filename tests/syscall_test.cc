@@ -53,7 +53,8 @@ TEST(SyscallTest, ReturnsTheFunctionsValue) {
         EXPECT_EQ(gort::Syscall([] { return 42; }), 42);
         EXPECT_EQ(gort::BlockingSyscall([] { return std::string("hello"); }),
                   "hello");
-        EXPECT_EQ(gort::Syscall([] { return gort_test::Pid(); }), gort_test::Pid());
+        EXPECT_EQ(gort::Syscall([] { return gort_test::Pid(); }),
+                  gort_test::Pid());
         std::unique_ptr<int> p =
             gort::Syscall([] { return std::make_unique<int>(5); });
         ASSERT_NE(p, nullptr);
@@ -204,8 +205,7 @@ TEST(SyscallTest, ReturnRacingRetakeIsNotADeadlock) {
   RunGuarded(
       [&] {
         const std::int64_t deadline = DeadlineFromNow();
-        for (int i = 0; i < Scaled(20000) && gort::Nanotime() < deadline;
-             ++i) {
+        for (int i = 0; i < Scaled(20000) && gort::Nanotime() < deadline; ++i) {
           gort::Syscall([] { gort_test::SleepInKernelUs(30); });
         }
         handoffs = gort::ReadStats().handoffs;

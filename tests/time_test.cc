@@ -153,7 +153,8 @@ TEST_P(TimeProcsTest, ShortTimersFireWhileLongOnesArePending) {
         const std::int64_t deadline = gort_test::DeadlineFromNow();
         while (woke < kSleepers && gort::Nanotime() < deadline) {
           int v = 0;
-          if (gort::Select(gort::RecvCase(done, &v), gort::DefaultCase()) == 0) {
+          if (gort::Select(gort::RecvCase(done, &v), gort::DefaultCase()) ==
+              0) {
             ++woke;
           } else {
             gort::Gosched();

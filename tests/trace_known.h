@@ -41,8 +41,7 @@ inline void KnownProgram() {
   // off. WaitFor's timeout only bounds a broken runtime. (No channel tells
   // main the signal happened: main would block on it if the signaller were
   // preempted in between, one block too many.)
-  bool signalled =
-      gort::Syscall([event] { return event->WaitFor(10'000); });
+  bool signalled = gort::Syscall([event] { return event->WaitFor(10'000); });
   if (!signalled) std::abort();
   // Let the signaller finish (it may still be running) before main returns.
   while (gort::NumGoroutine() > 1) gort::Gosched();

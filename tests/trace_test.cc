@@ -14,8 +14,8 @@
 
 #include "gort/gort.h"
 #include "gtest/gtest.h"
-#include "trace_file.h"
 #include "test_os.h"
+#include "trace_file.h"
 #include "trace_known.h"
 #include "watchdog.h"
 
@@ -62,15 +62,17 @@ TEST(TraceTest, OffByDefault) {
 TEST(TraceTest, CreateAndEndEvents) {
   const int n = Scaled(200);
   std::string path = TempTrace("create");
-  RunGuarded([&] {
-    ASSERT_TRUE(gort::StartTrace(path));
-    EXPECT_FALSE(gort::StartTrace(path));  // one trace at a time
-    auto done = gort::MakeChan<int>(n);
-    for (int i = 0; i < n; i++) gort::Go([done, i] { done.Send(i); });
-    for (int i = 0; i < n; i++) done.Recv();
-    while (gort::NumGoroutine() > 1) gort::Gosched();
-    ASSERT_TRUE(gort::StopTrace());
-  }, Procs(2));
+  RunGuarded(
+      [&] {
+        ASSERT_TRUE(gort::StartTrace(path));
+        EXPECT_FALSE(gort::StartTrace(path));  // one trace at a time
+        auto done = gort::MakeChan<int>(n);
+        for (int i = 0; i < n; i++) gort::Go([done, i] { done.Send(i); });
+        for (int i = 0; i < n; i++) done.Recv();
+        while (gort::NumGoroutine() > 1) gort::Gosched();
+        ASSERT_TRUE(gort::StopTrace());
+      },
+      Procs(2));
   Trace t = Load(path);
   std::set<std::int64_t> created, ended, ran;
   for (const Event& e : OfCat(t, "GoCreate")) {
@@ -91,11 +93,13 @@ TEST(TraceTest, CreateAndEndEvents) {
 // from the sender to the receiver's next run.
 TEST(TraceTest, BlockedRecvThenUnblockedBySender) {
   std::string path = TempTrace("block");
-  RunGuarded([&] {
-    ASSERT_TRUE(gort::StartTrace(path));
-    gort_test::KnownProgram();
-    ASSERT_TRUE(gort::StopTrace());
-  }, Procs(1));
+  RunGuarded(
+      [&] {
+        ASSERT_TRUE(gort::StartTrace(path));
+        gort_test::KnownProgram();
+        ASSERT_TRUE(gort::StopTrace());
+      },
+      Procs(1));
   Trace t = Load(path);
   std::map<std::int64_t, std::int64_t> parent;
   for (const Event& e : OfCat(t, "GoCreate")) {
@@ -131,18 +135,21 @@ TEST(TraceTest, BlockedRecvThenUnblockedBySender) {
 // slice ends.
 TEST(TraceTest, SyscallHandoffRecordsRetake) {
   std::string path = TempTrace("retake");
-  RunGuarded([&] {
-    ASSERT_TRUE(gort::StartTrace(path));
-    gort_test::KnownProgram();
-    ASSERT_TRUE(gort::StopTrace());
-  }, Procs(1));
+  RunGuarded(
+      [&] {
+        ASSERT_TRUE(gort::StartTrace(path));
+        gort_test::KnownProgram();
+        ASSERT_TRUE(gort::StopTrace());
+      },
+      Procs(1));
   Trace t = Load(path);
   std::vector<Event> retakes = OfCat(t, "ProcRetake");
   ASSERT_EQ(retakes.size(), 1u);
   EXPECT_EQ(retakes[0].args.NumOr("retaken", -1), 0);
   EXPECT_EQ(retakes[0].pid, gort::trace::kPidM);
   int sysmonM = retakes[0].tid;
-  std::string sysmonName = t.tracks[std::make_pair(gort::trace::kPidM, sysmonM)];
+  std::string sysmonName =
+      t.tracks[std::make_pair(gort::trace::kPidM, sysmonM)];
   EXPECT_NE(sysmonName.find("sysmon"), std::string::npos) << sysmonName;
   // The usleep before the retake may have begun before StartTrace; any
   // usleep recorded is sysmon's (GORT_TRACE's test counts them).
@@ -158,11 +165,13 @@ TEST(TraceTest, SyscallHandoffRecordsRetake) {
 
 TEST(TraceTest, GomaxprocsChange) {
   std::string path = TempTrace("procs");
-  RunGuarded([&] {
-    ASSERT_TRUE(gort::StartTrace(path));
-    EXPECT_EQ(gort::GOMAXPROCS(2), 1);
-    ASSERT_TRUE(gort::StopTrace());
-  }, Procs(1));
+  RunGuarded(
+      [&] {
+        ASSERT_TRUE(gort::StartTrace(path));
+        EXPECT_EQ(gort::GOMAXPROCS(2), 1);
+        ASSERT_TRUE(gort::StopTrace());
+      },
+      Procs(1));
   Trace t = Load(path);
   std::vector<Event> ev = OfCat(t, "Gomaxprocs");
   ASSERT_EQ(ev.size(), 1u);
@@ -179,22 +188,24 @@ TEST(TraceTest, StealsMatchSchedulerCounters) {
   const int n = Scaled(2000);
   std::string path = TempTrace("steal");
   gort::Stats before, after;
-  RunGuarded([&] {
-    before = gort::ReadStats();
-    ASSERT_TRUE(gort::StartTrace(path));
-    gort::WaitGroup wg;
-    for (int i = 0; i < n; i++) {
-      wg.Add(1);
-      gort::Go([&wg] {
-        gort::Gosched();
-        wg.Done();
-      });
-    }
-    wg.Wait();
-    while (gort::NumGoroutine() > 1) gort::Gosched();
-    ASSERT_TRUE(gort::StopTrace());
-    after = gort::ReadStats();
-  }, Procs(4));
+  RunGuarded(
+      [&] {
+        before = gort::ReadStats();
+        ASSERT_TRUE(gort::StartTrace(path));
+        gort::WaitGroup wg;
+        for (int i = 0; i < n; i++) {
+          wg.Add(1);
+          gort::Go([&wg] {
+            gort::Gosched();
+            wg.Done();
+          });
+        }
+        wg.Wait();
+        while (gort::NumGoroutine() > 1) gort::Gosched();
+        ASSERT_TRUE(gort::StopTrace());
+        after = gort::ReadStats();
+      },
+      Procs(4));
   Trace t = Load(path);
   std::int64_t steals = 0, stolen = 0;
   for (const Event& e : OfCat(t, "Steal")) {
@@ -288,7 +299,8 @@ TEST(TraceTest, EnvTraceSummaryOfKnownProgram) {
   EXPECT_GE(s.usleeps, 1);
   std::string text = gort::trace::FormatSummary(s);
   EXPECT_NE(text.find("goroutines: 10 seen, 10 created, 10 ended"),
-            std::string::npos) << text;
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("1 syscall handoffs"), std::string::npos) << text;
 }
 
@@ -305,30 +317,33 @@ TEST(TraceTest, StartStopWhileRunning) {
   std::thread watcher([&] {
     while (!stop.load()) (void)gort::TraceEnabled();
   });
-  RunGuarded([&] {
-    auto quit = gort::MakeChan<bool>();
-    auto ping = gort::MakeChan<int>();
-    gort::WaitGroup wg;
-    for (int w = 0; w < 4; w++) {
-      wg.Add(1);
-      gort::Go([&wg, ping, quit] {
-        int v = 0;
-        for (;;) {
-          int i = gort::Select(gort::SendCase(ping, 1), gort::RecvCase(ping, &v),
-                               gort::RecvCase(quit));
-          if (i == 2) break;
+  RunGuarded(
+      [&] {
+        auto quit = gort::MakeChan<bool>();
+        auto ping = gort::MakeChan<int>();
+        gort::WaitGroup wg;
+        for (int w = 0; w < 4; w++) {
+          wg.Add(1);
+          gort::Go([&wg, ping, quit] {
+            int v = 0;
+            for (;;) {
+              int i =
+                  gort::Select(gort::SendCase(ping, 1),
+                               gort::RecvCase(ping, &v), gort::RecvCase(quit));
+              if (i == 2) break;
+            }
+            wg.Done();
+          });
         }
-        wg.Done();
-      });
-    }
-    for (const std::string& p : paths) {
-      ASSERT_TRUE(gort::StartTrace(p));
-      for (int i = 0; i < 200; i++) gort::Gosched();
-      ASSERT_TRUE(gort::StopTrace());
-    }
-    quit.Close();
-    wg.Wait();
-  }, Procs(2));
+        for (const std::string& p : paths) {
+          ASSERT_TRUE(gort::StartTrace(p));
+          for (int i = 0; i < 200; i++) gort::Gosched();
+          ASSERT_TRUE(gort::StopTrace());
+        }
+        quit.Close();
+        wg.Wait();
+      },
+      Procs(2));
   stop.store(true);
   watcher.join();
   for (const std::string& p : paths) {

@@ -69,8 +69,10 @@ class ContainsAllMatcher
 }
 
 // EXPECT_THAT-like check for one substring.
-#define EXPECT_CONTAINS(s, sub) \
-  EXPECT_NE((s).find(sub), std::string::npos) << "missing \"" << (sub) << "\" in:\n" << (s)
+#define EXPECT_CONTAINS(s, sub)               \
+  EXPECT_NE((s).find(sub), std::string::npos) \
+      << "missing \"" << (sub) << "\" in:\n"  \
+      << (s)
 
 #if defined(__linux__) && defined(__x86_64__)
 constexpr bool kFrames = true;
@@ -110,8 +112,8 @@ std::string BlockWith(const std::string& dump, const std::string& needle) {
   std::size_t start = dump.rfind("goroutine ", at);
   std::size_t end = dump.find("\n\n", at);
   if (start == std::string::npos) return "";
-  return dump.substr(start, end == std::string::npos ? std::string::npos
-                                                     : end - start);
+  return dump.substr(
+      start, end == std::string::npos ? std::string::npos : end - start);
 }
 
 struct Parked {
@@ -213,7 +215,8 @@ TEST(StackTest, LockedGoroutineSaysSo) {
         ready.Recv();
         std::string block;
         for (int i = 0; i < 10000 && block.empty(); i++) {
-          block = BlockWith(gort::Stack(true), "[chan receive, locked to thread]");
+          block =
+              BlockWith(gort::Stack(true), "[chan receive, locked to thread]");
           if (block.empty()) gort::Gosched();
         }
         EXPECT_FALSE(block.empty());
@@ -341,8 +344,8 @@ class TracebackDeathTest : public ::testing::Test {
 
 ::testing::Matcher<const std::string&> ParkedDump() {
   std::vector<std::string> want = {
-      "SIGQUIT: quit\n", "[chan receive]:", "[select]:",        "[sleep]:",
-      "[sync.Mutex.Lock]:", "[syscall]:",    "created by "};
+      "SIGQUIT: quit\n",    "[chan receive]:", "[select]:",  "[sleep]:",
+      "[sync.Mutex.Lock]:", "[syscall]:",      "created by "};
   if (!kFrames) {
     want.push_back("stack unavailable on this target");
     return ContainsAll(want);
@@ -447,12 +450,12 @@ TEST_F(TracebackDeathTest, GotracebackAllOnDeadlockPrintsEveryGoroutine) {
         std::_Exit(5);
       },
       ::testing::ExitedWithCode(2),
-      kFrames ? ContainsAll({"all goroutines are asleep - deadlock!",
-                             "[select]:\n",
-                             "ParkedInSelect(gort::Chan<int>, gort::Chan<int>)",
-                             "ParkedInChanRecv(gort::Chan<int>)"})
-              : ContainsAll({"all goroutines are asleep - deadlock!",
-                             "[select]:\n"}));
+      kFrames
+          ? ContainsAll({"all goroutines are asleep - deadlock!", "[select]:\n",
+                         "ParkedInSelect(gort::Chan<int>, gort::Chan<int>)",
+                         "ParkedInChanRecv(gort::Chan<int>)"})
+          : ContainsAll(
+                {"all goroutines are asleep - deadlock!", "[select]:\n"}));
 }
 
 TEST_F(TracebackDeathTest, GotracebackAllOnPanicPrintsOtherGoroutines) {

@@ -129,7 +129,8 @@ void CheckSlacks(gort::UsleepMode mode, long want) {
         // sysmon and the M running main at least.
         EXPECT_GE(early.size(), 2u) << Describe(early);
         for (const auto& [tid, slack] : early) {
-          EXPECT_EQ(slack, want) << "thread " << tid << " of" << Describe(early);
+          EXPECT_EQ(slack, want)
+              << "thread " << tid << " of" << Describe(early);
         }
         EXPECT_EQ(OwnSlack(), want) << "main's M";
         // Wrong already: waiting again for the later Ms would only add the
@@ -332,8 +333,8 @@ TEST(SysmonScheduleTest, RequestsFollowGosSchedule) {
   ASSERT_GE(sleeps.size(), static_cast<std::size_t>(kRounds));
   std::vector<std::int64_t> got;
   for (int i = 0; i < kRounds; i++) {
-    got.push_back(static_cast<std::int64_t>(
-        sleeps[i]->args.NumOr("requested_us", -1)));
+    got.push_back(
+        static_cast<std::int64_t>(sleeps[i]->args.NumOr("requested_us", -1)));
   }
   EXPECT_EQ(got, GoSysmonDelays(kRounds));
 }

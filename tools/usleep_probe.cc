@@ -235,9 +235,8 @@ void ProbeRawTimers(const Options& options) {
       std::printf("\ntimer: high-resolution flag %s, timeBeginPeriod(1) %s\n",
                   highres ? "on" : "off", period ? "on" : "off");
       if (period) timeBeginPeriod(1);
-      HANDLE t = CreateWaitableTimerExW(nullptr, nullptr,
-                                        highres ? 0x00000002 : 0,
-                                        TIMER_ALL_ACCESS);
+      HANDLE t = CreateWaitableTimerExW(
+          nullptr, nullptr, highres ? 0x00000002 : 0, TIMER_ALL_ACCESS);
       if (t == nullptr) {
         std::printf("CreateWaitableTimerExW failed: %lu\n", GetLastError());
       } else {
@@ -296,8 +295,7 @@ int main(int argc, char** argv) {
           ProbeSleep(*mode, options, poller, &method);
       if (poller) std::printf("poller's timed waits: %s\n", method.c_str());
       for (const DelayResult& d : sleeps) {
-        std::printf("sleep (%s): delay is %" PRIu32
-                    " us - slept for %.0f us\n",
+        std::printf("sleep (%s): delay is %" PRIu32 " us - slept for %.0f us\n",
                     poller ? "poller in use" : "no poller", d.delay_us,
                     At(d.slept_ns, 0.5) / 1000);
       }

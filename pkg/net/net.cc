@@ -6,6 +6,8 @@
 // resolved by getaddrinfo inside a BlockingSyscall; "[v6]:port"; an empty
 // host listens on every IPv4 address (Go would use a dual-stack "[::]").
 // Errors read as Go's: "dial tcp 127.0.0.1:1: connect: connection refused".
+#include "gort/net.h"
+
 #include <cstdlib>
 #include <functional>
 #include <memory>
@@ -13,12 +15,11 @@
 #include <string_view>
 #include <vector>
 
-#include "gort/net.h"
 #include "gort/runtime.h"
 #include "gort/sync.h"
+#include "internal/poll/poll_fd.h"
 #include "os/net_os.h"
 #include "os/netpoll_os.h"
-#include "internal/poll/poll_fd.h"
 
 namespace gort::net {
 
@@ -62,13 +63,16 @@ namespace pi = gort::poll::internal;
 
 Error plainError(const std::string& msg) { return Error(msg, false, false, 0); }
 
-// opError mirrors Go's OpError.Error (net/net.go:473): "op net [src->]addr: [syscall: ]err".
+// opError mirrors Go's OpError.Error (net/net.go:473): "op net [src->]addr:
+// [syscall: ]err".
 Error opError(const std::string& op, const std::string& net,
               const std::string& src, const std::string& addr,
               const char* syscall, int code, std::size_t n = 0) {
   std::string s = op + " " + net;
-  if (!src.empty()) s += " " + src + "->" + addr;
-  else if (!addr.empty()) s += " " + addr;
+  if (!src.empty())
+    s += " " + src + "->" + addr;
+  else if (!addr.empty())
+    s += " " + addr;
   if (code > 0 && syscall != nullptr) s += std::string(": ") + syscall;
   return pi::makeError(s, code, false, n);
 }
@@ -79,13 +83,15 @@ struct target {
   std::string text;  // the address as Go prints it in errors
 };
 
-// addrError mirrors Go's AddrError (net/net.go:554) inside an OpError without an address.
+// addrError mirrors Go's AddrError (net/net.go:554) inside an OpError without
+// an address.
 Error addrError(const std::string& op, const std::string& net,
                 const std::string& addr, const std::string& why) {
   return plainError(op + " " + net + ": address " + addr + ": " + why);
 }
 
-// splitHostPort mirrors Go's SplitHostPort (net/ipsock.go:164); false with *why on error.
+// splitHostPort mirrors Go's SplitHostPort (net/ipsock.go:164); false with *why
+// on error.
 bool splitHostPort(std::string_view hp, std::string* host, std::string* port,
                    std::string* why) {
   std::size_t colon = hp.rfind(':');
@@ -136,7 +142,8 @@ target resolve(const std::string& op, const std::string& net,
   if (!splitHostPort(address, &host, &port, &why)) {
     throw addrError(op, net, addr, why);
   }
-  // Go's parsePort (net/port.go:15): empty is port 0, a name is looked up ("http": 80).
+  // Go's parsePort (net/port.go:15): empty is port 0, a name is looked up
+  // ("http": 80).
   char* end = nullptr;
   long p = port.empty() ? 0 : std::strtol(port.c_str(), &end, 10);
   if (!port.empty() && *end != '\0') {
@@ -152,13 +159,17 @@ target resolve(const std::string& op, const std::string& net,
     v4 = want4;  // every address: 0.0.0.0 or ::
     if (!listening) {
       // Go dials the local system for an empty host.
-      if (v4) ip[0] = 127, ip[3] = 1;
-      else ip[15] = 1;
+      if (v4)
+        ip[0] = 127, ip[3] = 1;
+      else
+        ip[15] = 1;
     }
   } else if (host == "localhost") {
     v4 = want4;
-    if (v4) ip[0] = 127, ip[3] = 1;
-    else ip[15] = 1;
+    if (v4)
+      ip[0] = 127, ip[3] = 1;
+    else
+      ip[15] = 1;
   } else if (!os::parseIP(host, ip, &v4, &zone)) {
     int err = BlockingSyscall(
         [&] { return os::lookupHost(host, want4, want6, ip, &v4); });
@@ -199,7 +210,8 @@ pi::fdImpl* newSocket(const std::string& op, const std::string& net,
     os::fdClose(s);
     throw opError(op, net, "", t.text, "socket", err);
   }
-  // Go's setDefaultSockopts (net/sockopt_linux.go:12): "tcp6" is IPv6 only, "tcp" on [::] both.
+  // Go's setDefaultSockopts (net/sockopt_linux.go:12): "tcp6" is IPv6 only,
+  // "tcp" on [::] both.
   if (t.family == os::Family::kInet6) os::sockV6Only(s, net == "tcp6");
   return fd;
 }
@@ -254,9 +266,12 @@ void tcpDefaults(std::intptr_t fd) {
 int ctxErr(const Context* ctx) {
   if (ctx == nullptr) return 0;
   switch (ctx->Err()) {
-    case ContextError::kNone: return 0;
-    case ContextError::kCanceled: return pi::kErrCanceled;
-    case ContextError::kDeadlineExceeded: return pi::kErrTimeout;
+    case ContextError::kNone:
+      return 0;
+    case ContextError::kCanceled:
+      return pi::kErrCanceled;
+    case ContextError::kDeadlineExceeded:
+      return pi::kErrTimeout;
   }
   return 0;
 }
@@ -269,11 +284,13 @@ Conn dial(std::string_view network, std::string_view address,
   pi::checkInRun("net::Dial");
   std::string net(network);
   target t = resolve("dial", net, address, false);
-  if (int cerr = ctxErr(ctx)) throw opError("dial", net, "", t.text, nullptr, cerr);
+  if (int cerr = ctxErr(ctx))
+    throw opError("dial", net, "", t.text, nullptr, cerr);
   pi::fdImpl* fd = newSocket("dial", net, t);
   const char* syscall = nullptr;
-  // The deadline first, then the interrupter (Go's netFD.connect (net/fd_unix.go:55)): set
-  // after, the deadline would overwrite a cancel that came in between.
+  // The deadline first, then the interrupter (Go's netFD.connect
+  // (net/fd_unix.go:55)): set after, the deadline would overwrite a cancel that
+  // came in between.
   if (deadline != 0) pi::fdSetDeadline(fd, deadline, os::kPollWrite);
   std::function<bool()> stop;
   auto interrupted = std::make_shared<gort::WaitGroup>();
@@ -287,7 +304,8 @@ Conn dial(std::string_view network, std::string_view address,
   int err = connect(fd, t, &syscall);
   if (stop && !stop()) {
     // ctx ended during the connect: the dial fails even if it connected
-    // (Go's connect (net/fd_unix.go:55) does too), once the interrupter is done with fd.
+    // (Go's connect (net/fd_unix.go:55) does too), once the interrupter is done
+    // with fd.
     interrupted->Wait();
     err = ctxErr(ctx);
     syscall = nullptr;
@@ -322,8 +340,7 @@ Error connError(const connImpl* c, const char* op, int code,
 void raiseConn(const void* owner, const char* op, int code, std::size_t n) {
   throw connError(static_cast<const connImpl*>(owner), op, code, n);
 }
-void raiseListener(const void* owner, const char* op, int code,
-                   std::size_t) {
+void raiseListener(const void* owner, const char* op, int code, std::size_t) {
   const auto* l = static_cast<const listenerImpl*>(owner);
   throw opError(op, l->net, "", l->addr, op, code);
 }
@@ -336,8 +353,8 @@ connImpl* newConn(pi::fdImpl* fd) {
   return c;
 }
 
-// freeConn / freeListener: what Conn's and Listener's destructors and move assignments
-// release: the descriptor, and a listener's unix socket file.
+// freeConn / freeListener: what Conn's and Listener's destructors and move
+// assignments release: the descriptor, and a listener's unix socket file.
 void freeConn(internal::connImpl* c) {
   if (c == nullptr) return;
   pi::fdFree(c->fd);
@@ -353,7 +370,9 @@ void freeListener(internal::listenerImpl* l) {
 
 }  // namespace
 
-Conn::Conn(Conn&& other) noexcept : impl_(other.impl_) { other.impl_ = nullptr; }
+Conn::Conn(Conn&& other) noexcept : impl_(other.impl_) {
+  other.impl_ = nullptr;
+}
 
 Conn& Conn::operator=(Conn&& other) noexcept {
   pi::moveOwned(impl_, other.impl_, freeConn);
@@ -365,7 +384,8 @@ Conn::~Conn() { freeConn(impl_); }
 std::size_t Conn::Read(void* buf, std::size_t n) {
   connImpl* c = needConn(impl_, "read");
   std::size_t got = 0;
-  if (int err = pi::fdRead(c->fd, buf, n, &got)) throw connError(c, "read", err);
+  if (int err = pi::fdRead(c->fd, buf, n, &got))
+    throw connError(c, "read", err);
   return got;
 }
 
@@ -414,7 +434,8 @@ void Conn::SetWriteDeadline(std::chrono::steady_clock::time_point t) {
 
 namespace {
 // sockopt applies a socket option under a reference to c's descriptor
-// (Go's TCPConn (net/tcpsock.go:112) setters: "set tcp a->b: setsockopt: <err>").
+// (Go's TCPConn (net/tcpsock.go:112) setters: "set tcp a->b: setsockopt:
+// <err>").
 template <class F>
 void sockopt(connImpl* c, F set) {
   if (!pi::fdIncref(c->fd)) throw connError(c, "set", pi::kErrClosing);
@@ -453,8 +474,9 @@ void Conn::SetLinger(int secs) {
 }
 
 void Conn::SetReadBuffer(int bytes) {
-  sockopt(needConn(impl_, "set"),
-          [bytes](std::intptr_t fd) { return os::sockBuffer(fd, true, bytes); });
+  sockopt(needConn(impl_, "set"), [bytes](std::intptr_t fd) {
+    return os::sockBuffer(fd, true, bytes);
+  });
 }
 
 void Conn::SetWriteBuffer(int bytes) {
@@ -535,8 +557,8 @@ void Listener::SetDeadline(std::chrono::steady_clock::time_point t) {
   if (impl_ == nullptr) {
     throw plainError("set: invalid argument (empty net::Listener)");
   }
-  if (int err = pi::fdSetDeadline(impl_->fd, pi::fdDeadline(t),
-                                  os::kPollRead)) {
+  if (int err =
+          pi::fdSetDeadline(impl_->fd, pi::fdDeadline(t), os::kPollRead)) {
     throw opError("set", impl_->net, "", impl_->addr, nullptr, err);
   }
 }
@@ -589,8 +611,8 @@ Conn DialTimeout(std::string_view network, std::string_view address,
   pi::checkInRun("net::DialTimeout");
   // Go's Dialer.Timeout (net/dial.go:40): zero or less means no timeout.
   if (timeout.count() <= 0) return dial(network, address, 0);
-  std::int64_t deadline = pi::fdDeadline(std::chrono::steady_clock::now() +
-                                         timeout);
+  std::int64_t deadline =
+      pi::fdDeadline(std::chrono::steady_clock::now() + timeout);
   return dial(network, address, deadline);
 }
 

@@ -1,12 +1,12 @@
 // pkg/time/sleep.cc: Timer, AfterFunc, After and Ticker (Go's time/sleep.go
 // and time/tick.go) on the runtime timers of time.cc.
 //
-// A timerObj is Go's runtimeTimer (time/sleep.go:13) with what Go's garbage collector does for
-// it made explicit: a reference count. Every Timer or Ticker handle holds a
-// reference, the heap holds one while the timer is pending, a call of its
-// function holds one while it runs, and an AfterFunc goroutine holds one
-// until it returns. So a dropped handle never stops a timer (as in Go), and
-// a stopped timer's memory outlives any call still under way.
+// A timerObj is Go's runtimeTimer (time/sleep.go:13) with what Go's garbage
+// collector does for it made explicit: a reference count. Every Timer or Ticker
+// handle holds a reference, the heap holds one while the timer is pending, a
+// call of its function holds one while it runs, and an AfterFunc goroutine
+// holds one until it returns. So a dropped handle never stops a timer (as in
+// Go), and a stopped timer's memory outlives any call still under way.
 #include <atomic>
 #include <string>
 #include <utility>
@@ -38,8 +38,8 @@ timerObj* objOf(runtime::timer* t) { return static_cast<timerObj*>(t->arg); }
 void refTimer(runtime::timer* t) { internal::timerRef(objOf(t)); }
 void unrefTimer(runtime::timer* t) { internal::timerUnref(objOf(t)); }
 
-// sendTime mirrors Go's sendTime (time/sleep.go:143): a non-blocking send of the current time,
-// so a tick nobody has taken yet makes the next one drop.
+// sendTime mirrors Go's sendTime (time/sleep.go:143): a non-blocking send of
+// the current time, so a tick nobody has taken yet makes the next one drop.
 void sendTime(void* arg, std::uintptr_t) {
   auto* o = static_cast<timerObj*>(arg);
   std::int64_t now = os::nanotime();
@@ -62,8 +62,9 @@ struct FuncRef {
   timerObj* o;
 };
 
-// goFunc mirrors Go's goFunc (time/sleep.go:175): start the function in a new goroutine. It
-// runs on g0 with a P, so it queues the goroutine itself (Go's newproc (proc.go:4094)).
+// goFunc mirrors Go's goFunc (time/sleep.go:175): start the function in a new
+// goroutine. It runs on g0 with a P, so it queues the goroutine itself (Go's
+// newproc (proc.go:4094)).
 void goFunc(void* arg, std::uintptr_t) {
   auto* o = static_cast<timerObj*>(arg);
   runtime::G* newg = runtime::newproc1(
@@ -92,7 +93,8 @@ void internal::timerUnref(timerObj* t) {
   delete t;
 }
 
-// startTimer mirrors Go's startTimer (time/sleep.go:41) (from NewTimer, AfterFunc, NewTicker).
+// startTimer mirrors Go's startTimer (time/sleep.go:41) (from NewTimer,
+// AfterFunc, NewTicker).
 timerObj* internal::startTimer(hchan* c, std::int64_t d, std::int64_t period,
                                TimerFunc fn) {
   auto* o = new timerObj;
@@ -120,7 +122,8 @@ bool internal::resetTimer(timerObj* t, std::int64_t d, std::int64_t period) {
 Timer NewTimer(std::chrono::nanoseconds d) {
   needGoroutine("NewTimer");
   Chan<std::int64_t> c = MakeChan<std::int64_t>(1);
-  timerObj* t = internal::startTimer(internal::ChanAccess::raw(c), d.count(), 0, {});
+  timerObj* t =
+      internal::startTimer(internal::ChanAccess::raw(c), d.count(), 0, {});
   return Timer(std::move(c), t);
 }
 
@@ -153,7 +156,8 @@ Ticker NewTicker(std::chrono::nanoseconds d) {
   if (d.count() <= 0) throw Panic("non-positive interval for NewTicker");
   needGoroutine("NewTicker");
   Chan<std::int64_t> c = MakeChan<std::int64_t>(1);
-  timerObj* t = internal::startTimer(internal::ChanAccess::raw(c), d.count(), d.count(), {});
+  timerObj* t = internal::startTimer(internal::ChanAccess::raw(c), d.count(),
+                                     d.count(), {});
   return Ticker(std::move(c), t);
 }
 

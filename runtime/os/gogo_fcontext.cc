@@ -1,14 +1,14 @@
 // runtime/os/gogo_fcontext.cc: the POSIX backend of runtime/os/gogo_os.h:
 // stacks mapped here (the part of stack.go and mem_linux.go that maps
 // stacks), switched by gort's own gort_gogo where runtime/arch has one
-// (linux/amd64: runtime/arch/gogo_linux_amd64.S, Go's gogo/mcall (stubs.go:233) register
-// work) and by Boost.Context's fcontext elsewhere.
+// (linux/amd64: runtime/arch/gogo_linux_amd64.S, Go's gogo/mcall (stubs.go:233)
+// register work) and by Boost.Context's fcontext elsewhere.
 //
 // gort_gogo stores the running side's stack pointer in the save slot and
 // loads the other's: callee-saved registers, stack pointer and PC only, as
-// Go's gogo (stubs.go:233). fcontext also saves the x87 control word and MXCSR on every
-// jump (slow instructions; docs/performance.md), and a jump returns the
-// context of the side that jumped and the data it passed, here the slot
+// Go's gogo (stubs.go:233). fcontext also saves the x87 control word and MXCSR
+// on every jump (slow instructions; docs/performance.md), and a jump returns
+// the context of the side that jumped and the data it passed, here the slot
 // where that side wants its own context saved; the side that wakes up
 // stores it there. Either way a goroutine's context is made fresh on its
 // stack each time a goroutine starts there; a finished goroutine's context
@@ -100,9 +100,9 @@ std::atomic<ContextEntry> entryFn{nullptr};
 // sysAllocStack: `size` bytes of lazily committed memory, or nullptr (Go's
 // sysAlloc for a stack span).
 void* sysAllocStack(std::size_t size) {
-  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1,
-                 0);
+  void* p =
+      mmap(nullptr, size, PROT_READ | PROT_WRITE,
+           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
   return p == MAP_FAILED ? nullptr : p;
 }
 
@@ -176,7 +176,8 @@ bool stackIntact(const Stack* s) {
   const std::uintptr_t* c = s->canary;
   if (c == nullptr) return true;
   std::uintptr_t bad = 0;
-  for (std::size_t i = 0; i < kCanaryWords; i++) bad |= c[i] ^ canaryWord(c + i);
+  for (std::size_t i = 0; i < kCanaryWords; i++)
+    bad |= c[i] ^ canaryWord(c + i);
   return bad == 0;
 }
 

@@ -162,7 +162,7 @@ std::string sockaddrString(const SockAddr& sa) {
     const auto* in = reinterpret_cast<const sockaddr_in6*>(sa.data);
     std::string port = std::to_string(ntohs(in->sin6_port));
     const auto* b = reinterpret_cast<const unsigned char*>(&in->sin6_addr);
-    static constexpr unsigned char kV4Mapped[12] = {0, 0, 0, 0, 0, 0,
+    static constexpr unsigned char kV4Mapped[12] = {0, 0, 0, 0, 0,    0,
                                                     0, 0, 0, 0, 0xff, 0xff};
     if (std::memcmp(b, kV4Mapped, 12) == 0) {  // a v4 peer of a [::] socket
       inet_ntop(AF_INET, b + 12, buf, sizeof buf);
@@ -172,7 +172,8 @@ std::string sockaddrString(const SockAddr& sa) {
     // Appended, not "[" + std::string(buf): GCC 12 warns falsely
     // (-Wrestrict) on a one-character literal plus a temporary string.
     std::string host = std::string("[").append(buf);
-    if (in->sin6_scope_id != 0) host.append("%").append(zoneName(in->sin6_scope_id));
+    if (in->sin6_scope_id != 0)
+      host.append("%").append(zoneName(in->sin6_scope_id));
     return host.append("]:") + port;
   }
   return sockaddrLocalString(sa);

@@ -23,7 +23,8 @@ int sockErr();
 // IPv4 and IPv6 that the OS has (unix-domain paths on POSIX); "" if none.
 std::string sockaddrLocalString(const SockAddr& sa);
 // zoneIndex / zoneName: an IPv6 zone's interface index from its name (or
-// number) and back (Go's zoneCache (net/interface.go:186)); 0 / the number if the OS has no name.
+// number) and back (Go's zoneCache (net/interface.go:186)); 0 / the number if
+// the OS has no name.
 std::uint32_t zoneIndex(const std::string& zone);
 std::string zoneName(std::uint32_t index);
 

@@ -12,9 +12,9 @@
 
 namespace gort::os {
 
-inline constexpr int kErrAgain = -1000;       // EAGAIN / EWOULDBLOCK
-inline constexpr int kErrInProgress = -1001;  // EINPROGRESS (connect)
-inline constexpr int kErrNoSuchHost = -1002;  // the name did not resolve
+inline constexpr int kErrAgain = -1000;         // EAGAIN / EWOULDBLOCK
+inline constexpr int kErrInProgress = -1001;    // EINPROGRESS (connect)
+inline constexpr int kErrNoSuchHost = -1002;    // the name did not resolve
 inline constexpr int kErrNotSupported = -1003;  // no sockets on this OS
 inline constexpr int kErrPending = -1004;   // started; the poller reports it
 inline constexpr int kErrCanceled = -1005;  // an operation canceled by ioCancel
@@ -47,8 +47,7 @@ int fdClose(std::intptr_t fd);
 int fdRead(std::intptr_t fd, void* buf, std::size_t len, std::size_t* n);
 // fdWrite fails with EPIPE rather than raising SIGPIPE (except on fds 1
 // and 2, as Go), without touching the program's SIGPIPE handler.
-int fdWrite(std::intptr_t fd, const void* buf, std::size_t len,
-            std::size_t* n);
+int fdWrite(std::intptr_t fd, const void* buf, std::size_t len, std::size_t* n);
 // sockWrite: one send(2) on a socket, MSG_NOSIGNAL (no SIGPIPE).
 int sockWrite(std::intptr_t fd, const void* buf, std::size_t len,
               std::size_t* n);
@@ -76,7 +75,8 @@ int sockError(std::intptr_t fd, int* err);
 // sockNoDelay: TCP_NODELAY on (Go's default for TCP).
 int sockNoDelay(std::intptr_t fd);
 // sockKeepAlive: SO_KEEPALIVE on or off; sockKeepAlivePeriod: the idle time
-// and the probe interval in seconds (Go's setKeepAlivePeriod (net/tcpsockopt_unix.go:15)).
+// and the probe interval in seconds (Go's setKeepAlivePeriod
+// (net/tcpsockopt_unix.go:15)).
 int sockKeepAlive(std::intptr_t fd, bool on);
 int sockKeepAlivePeriod(std::intptr_t fd, int secs);
 // sockSetNoDelay: TCP_NODELAY on or off.
@@ -87,8 +87,8 @@ int sockLinger(std::intptr_t fd, int secs);
 int sockBuffer(std::intptr_t fd, bool read, int bytes);
 // sockV6Only: IPV6_V6ONLY on or off (Go: on for "tcp6", off for "tcp").
 int sockV6Only(std::intptr_t fd, bool on);
-// lookupPort: a service name's TCP port ("http" -> 80; Go's LookupPort (net/lookup.go:408)),
-// -1 if unknown.
+// lookupPort: a service name's TCP port ("http" -> 80; Go's LookupPort
+// (net/lookup.go:408)), -1 if unknown.
 int lookupPort(const std::string& service);
 // sockShutdownWrite: shutdown(SHUT_WR).
 int sockShutdownWrite(std::intptr_t fd);

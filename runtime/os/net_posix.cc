@@ -35,11 +35,16 @@ int fdOf(std::intptr_t fd) { return static_cast<int>(fd); }
 
 std::string errstr(int err) {
   switch (err) {
-    case kErrAgain: return "resource temporarily unavailable";
-    case kErrInProgress: return "operation now in progress";
-    case kErrNoSuchHost: return "no such host";
-    case kErrNotSupported: return "not supported by gort on this OS yet";
-    default: break;
+    case kErrAgain:
+      return "resource temporarily unavailable";
+    case kErrInProgress:
+      return "operation now in progress";
+    case kErrNoSuchHost:
+      return "no such host";
+    case kErrNotSupported:
+      return "not supported by gort on this OS yet";
+    default:
+      break;
   }
   char buf[128];
   const char* s = strerror_r(err, buf, sizeof buf);  // GNU: returns the text
@@ -151,8 +156,9 @@ int sockWritev(std::intptr_t fd, const IoVec* v, int n, std::size_t* done) {
 }
 
 int sockSocket(Family f, std::intptr_t* fd) {
-  int dom = f == Family::kInet4 ? AF_INET : f == Family::kInet6 ? AF_INET6
-                                                                 : AF_UNIX;
+  int dom = f == Family::kInet4   ? AF_INET
+            : f == Family::kInet6 ? AF_INET6
+                                  : AF_UNIX;
   int s = socket(dom, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (s < 0) return errno;
   *fd = s;
@@ -179,7 +185,8 @@ int sockAccept(std::intptr_t fd, std::intptr_t* nfd) {
       *nfd = s;
       return 0;
     }
-    // Go's accept (internal/poll/sock_cloexec.go:16) retries these: the connection died in the queue.
+    // Go's accept (internal/poll/sock_cloexec.go:16) retries these: the
+    // connection died in the queue.
     if (errno == EINTR || errno == ECONNABORTED) continue;
     return code(errno);
   }
@@ -189,7 +196,8 @@ int sockConnect(std::intptr_t fd, const SockAddr& sa) {
   const auto* a = reinterpret_cast<const sockaddr*>(sa.data);
   for (;;) {
     if (connect(fdOf(fd), a, sa.len) == 0) return 0;
-    if (errno == EINTR) continue;  // the connect goes on: wait as for EINPROGRESS
+    if (errno == EINTR)
+      continue;  // the connect goes on: wait as for EINPROGRESS
     return code(errno == EALREADY ? EINPROGRESS : errno);
   }
 }
@@ -228,7 +236,7 @@ int sockSetNoDelay(std::intptr_t fd, bool on) {
 int sockLinger(std::intptr_t fd, int secs) {
   linger l{secs >= 0 ? 1 : 0, secs >= 0 ? secs : 0};
   return setsockopt(fdOf(fd), SOL_SOCKET, SO_LINGER, &l, sizeof l) < 0 ? errno
-                                                                      : 0;
+                                                                       : 0;
 }
 
 int sockBuffer(std::intptr_t fd, bool read, int bytes) {
@@ -266,7 +274,8 @@ bool sockaddrUnix(const std::string& path, SockAddr* sa) {
   a->sun_family = AF_UNIX;
   std::memcpy(a->sun_path, path.data(), path.size());
   // "@name": Linux's abstract namespace, a leading NUL and no terminator
-  // (Go's UnixAddr.sockaddr (net/unixsock_posix.go:90) for a name starting with '@').
+  // (Go's UnixAddr.sockaddr (net/unixsock_posix.go:90) for a name starting with
+  // '@').
   bool abstract = path[0] == '@';
   if (abstract) a->sun_path[0] = '\0';
   sa->len = static_cast<std::uint32_t>(offsetof(sockaddr_un, sun_path) +

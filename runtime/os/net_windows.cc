@@ -217,26 +217,46 @@ bool isPermErr(int) { return false; }
 
 int genericErrno(int err) {
   switch (err) {
-    case WSAECONNREFUSED: return ECONNREFUSED;
-    case WSAECONNRESET: return ECONNRESET;
-    case WSAECONNABORTED: return ECONNABORTED;
-    case WSAETIMEDOUT: return ETIMEDOUT;
-    case WSAEADDRINUSE: return EADDRINUSE;
-    case WSAEADDRNOTAVAIL: return EADDRNOTAVAIL;
-    case WSAENETUNREACH: return ENETUNREACH;
-    case WSAEHOSTUNREACH: return EHOSTUNREACH;
-    case WSAENETDOWN: return ENETDOWN;
-    case WSAENETRESET: return ENETRESET;
-    case WSAENOTCONN: return ENOTCONN;
-    case WSAEWOULDBLOCK: return EWOULDBLOCK;
-    case WSAEINPROGRESS: return EINPROGRESS;
-    case WSAEMSGSIZE: return EMSGSIZE;
-    case WSAEINVAL: return EINVAL;
-    case WSAEACCES: return EACCES;
-    case WSAEMFILE: return EMFILE;
-    case WSAENOBUFS: return ENOBUFS;
-    case WSAESHUTDOWN: return EPIPE;
-    default: return 0;
+    case WSAECONNREFUSED:
+      return ECONNREFUSED;
+    case WSAECONNRESET:
+      return ECONNRESET;
+    case WSAECONNABORTED:
+      return ECONNABORTED;
+    case WSAETIMEDOUT:
+      return ETIMEDOUT;
+    case WSAEADDRINUSE:
+      return EADDRINUSE;
+    case WSAEADDRNOTAVAIL:
+      return EADDRNOTAVAIL;
+    case WSAENETUNREACH:
+      return ENETUNREACH;
+    case WSAEHOSTUNREACH:
+      return EHOSTUNREACH;
+    case WSAENETDOWN:
+      return ENETDOWN;
+    case WSAENETRESET:
+      return ENETRESET;
+    case WSAENOTCONN:
+      return ENOTCONN;
+    case WSAEWOULDBLOCK:
+      return EWOULDBLOCK;
+    case WSAEINPROGRESS:
+      return EINPROGRESS;
+    case WSAEMSGSIZE:
+      return EMSGSIZE;
+    case WSAEINVAL:
+      return EINVAL;
+    case WSAEACCES:
+      return EACCES;
+    case WSAEMFILE:
+      return EMFILE;
+    case WSAENOBUFS:
+      return ENOBUFS;
+    case WSAESHUTDOWN:
+      return EPIPE;
+    default:
+      return 0;
   }
 }
 

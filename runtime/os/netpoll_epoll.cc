@@ -48,7 +48,6 @@ int timerfd = -1;
 bool havePwait2 = false;
 std::atomic<std::uint32_t> netpollWakeSig{0};  // a break is pending
 
-
 // probePwait2 reports whether epoll_pwait2 exists ($GORT_NETPOLL_TIMERFD=1
 // pretends it does not, to test the timerfd path).
 bool probePwait2() {
@@ -85,7 +84,8 @@ int netpollWaitMs(std::int64_t delay) {
   if (delay < 1'000'000'000'000'000) {
     return static_cast<int>(delay / 1'000'000);
   }
-  return 1'000'000'000;  // a cap of about 11.5 days, as Go's netpoll (netpoll_epoll.go:106)
+  return 1'000'000'000;  // a cap of about 11.5 days, as Go's netpoll
+                         // (netpoll_epoll.go:106)
 }
 
 bool netpollSupported() { return true; }

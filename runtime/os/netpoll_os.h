@@ -21,9 +21,9 @@ inline constexpr std::int32_t kPollWrite = 2;
 
 // PollEvent: one descriptor found ready by netpoll.
 struct PollEvent {
-  std::uint64_t key = 0;   // the key given to netpollopen
-  std::int32_t mode = 0;   // kPollRead | kPollWrite
-  bool err = false;        // an error condition alone (events == EPOLLERR)
+  std::uint64_t key = 0;  // the key given to netpollopen
+  std::int32_t mode = 0;  // kPollRead | kPollWrite
+  bool err = false;       // an error condition alone (events == EPOLLERR)
 };
 
 // netpollSupported: whether this OS has a poller backend at all.
@@ -38,23 +38,24 @@ bool netpollIsPollDescriptor(std::uintptr_t fd);
 // netpollopen: registers fd, edge-triggered for read and write, with key;
 // 0 or an errno (Go's netpollopen (netpoll_epoll.go:64)).
 int netpollopen(std::uintptr_t fd, std::uint64_t key);
-// netpollclose: removes fd; 0 or an errno (Go's netpollclose (netpoll_epoll.go:71)).
+// netpollclose: removes fd; 0 or an errno (Go's netpollclose
+// (netpoll_epoll.go:71)).
 int netpollclose(std::uintptr_t fd);
 // netpollBreak: wakes a thread blocked in netpoll; several calls before it
-// wakes cost one wake-up (Go's netpollBreak (netpoll_epoll.go:81)). 0, or an errno if the wake-up
-// could not be sent (the runtime throws).
+// wakes cost one wake-up (Go's netpollBreak (netpoll_epoll.go:81)). 0, or an
+// errno if the wake-up could not be sent (the runtime throws).
 int netpollBreak();
 // netpoll: waits at most delay ns (< 0: until an event or a break, 0: not
 // at all) and stores up to max ready descriptors in ev; returns how many.
 // highRes: honour delay to the nanosecond (epoll_pwait2, or a timerfd in
 // the set); otherwise round it up to whole milliseconds as Go does. A break
-// or an interrupted wait returns 0 early (Go's netpoll (netpoll_epoll.go:106)); a failed wait
-// returns -errno (the runtime throws).
+// or an interrupted wait returns 0 early (Go's netpoll (netpoll_epoll.go:106));
+// a failed wait returns -errno (the runtime throws).
 std::int32_t netpoll(std::int64_t delay, bool highRes, PollEvent* ev,
                      std::int32_t max);
 // netpollWaitMs: epoll_wait's timeout in ms for a low-resolution wait of
-// delay ns (Linux; Go's netpoll (netpoll_epoll.go:106): below 1 ms waits 1 ms, and from 1e15 ns on
-// it waits a capped 1e9 ms).
+// delay ns (Linux; Go's netpoll (netpoll_epoll.go:106): below 1 ms waits 1 ms,
+// and from 1e15 ns on it waits a capped 1e9 ms).
 int netpollWaitMs(std::int64_t delay);
 // netpollHighResMethod: how high-resolution waits are done: "epoll_pwait2",
 // "timerfd", "wait completion packet" (Windows), or "none" (for the usleep

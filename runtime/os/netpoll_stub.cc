@@ -15,9 +15,7 @@ bool netpollIsPollDescriptor(std::uintptr_t) { return false; }
 int netpollopen(std::uintptr_t, std::uint64_t) { return ENOSYS; }
 int netpollclose(std::uintptr_t) { return ENOSYS; }
 int netpollBreak() { return 0; }
-std::int32_t netpoll(std::int64_t, bool, PollEvent*, std::int32_t) {
-  return 0;
-}
+std::int32_t netpoll(std::int64_t, bool, PollEvent*, std::int32_t) { return 0; }
 const char* netpollHighResMethod() { return "none"; }
 
 }  // namespace gort::os

@@ -6,8 +6,8 @@
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <pthread.h>
-#include <signal.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -33,8 +33,9 @@ void osyield() { gort_osyield(); }
 
 void procyield(std::uint32_t cycles) { gort_procyield(cycles); }
 
-// futexsleep mirrors Go's futexsleep (os_linux.go:62): FUTEX_WAIT_PRIVATE with a relative
-// timeout; EINTR, EAGAIN and timeouts simply return to the caller's loop.
+// futexsleep mirrors Go's futexsleep (os_linux.go:62): FUTEX_WAIT_PRIVATE with
+// a relative timeout; EINTR, EAGAIN and timeouts simply return to the caller's
+// loop.
 void futexsleep(std::uint32_t* addr, std::uint32_t val, std::int64_t ns) {
   if (ns < 0) {
     gort_futex(addr, FUTEX_WAIT_PRIVATE, val, nullptr, nullptr, 0);
@@ -57,8 +58,8 @@ std::int64_t nanotime() {
   return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
-// getproccount mirrors Go's getproccount (os_linux.go:97): the affinity mask, not the
-// machine's CPU count.
+// getproccount mirrors Go's getproccount (os_linux.go:97): the affinity mask,
+// not the machine's CPU count.
 int getproccount() {
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof(set), &set) == 0) {
@@ -100,7 +101,8 @@ void* threadEntry(void* p) {
 }
 }  // namespace
 
-// newosproc mirrors Go's newosproc (os_linux.go:166) (pthread_create instead of clone).
+// newosproc mirrors Go's newosproc (os_linux.go:166) (pthread_create instead of
+// clone).
 bool newosproc(void (*fn)(void*), void* arg, Thread* out) {
   pthread_attr_t attr;
   pthread_attr_init(&attr);

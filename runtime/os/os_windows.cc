@@ -21,16 +21,16 @@
 // Both are counted (timerFallbacks, Stats.usleep_fallbacks; the runtime
 // prints them under GODEBUG=usleepdebug=1). The 1 ms period is a process
 // resource taken while any low-resolution M lives and released when none
-// does, when sysmon relaxes (osRelax: every P idle, Go's osRelax (os_windows.go:426)) and at
-// the end of each Run, so an idle or finished program does not keep the
-// machine's timer interrupt at 1 kHz.
+// does, when sysmon relaxes (osRelax: every P idle, Go's osRelax
+// (os_windows.go:426)) and at the end of each Run, so an idle or finished
+// program does not keep the machine's timer interrupt at 1 kHz.
 //
 // System DLLs (winmm.dll for timeBeginPeriod, and the others resolved here)
-// are loaded from System32 only (loadSystemLib, Go's windowsLoadSystemLib (os_windows.go:228)),
-// never from the application's directory. The entry points the trampolines
-// call are resolved with GetProcAddress into gort_* globals, as Go's
-// runtime resolves its own. The calls the fault paths depend on go through
-// windows_testing::hooks so tests can force each one to fail
+// are loaded from System32 only (loadSystemLib, Go's windowsLoadSystemLib
+// (os_windows.go:228)), never from the application's directory. The entry
+// points the trampolines call are resolved with GetProcAddress into gort_*
+// globals, as Go's runtime resolves its own. The calls the fault paths depend
+// on go through windows_testing::hooks so tests can force each one to fail
 // (tests/os_windows_test.cc).
 //
 // Goroutine stacks are Windows fibres (runtime/os/gogo_fiber.cc). Notes
@@ -38,9 +38,8 @@
 #ifndef _WIN32_WINNT
 #define _WIN32_WINNT 0x0A00
 #endif
-#include <windows.h>
-
 #include <stdlib.h>
+#include <windows.h>
 
 #include <atomic>
 #include <memory>
@@ -93,7 +92,7 @@ using WakeByAddressFn = VOID(WINAPI*)(PVOID);
 using TimePeriodFn = UINT(WINAPI*)(UINT);
 
 // Process-wide state set by osinit before any M runs.
-bool haveHighRes = false;                 // Go's haveHighResTimer (os_windows.go:443)
+bool haveHighRes = false;  // Go's haveHighResTimer (os_windows.go:443)
 WaitOnAddressFn waitOnAddress = nullptr;  // kernelbase!WaitOnAddress
 WakeByAddressFn wakeOne = nullptr;        // kernelbase!WakeByAddressSingle
 WakeByAddressFn wakeAll = nullptr;        // kernelbase!WakeByAddressAll
@@ -127,9 +126,9 @@ bool realHaveSearchSystem32() {
   return k32 != nullptr && GetProcAddress(k32, "AddDllDirectory") != nullptr;
 }
 
-// loadSystemLib mirrors Go's windowsLoadSystemLib (os_windows.go:228): a DLL from System32
-// only, never from the application's directory or the current one (DLL
-// planting). Without LOAD_LIBRARY_SEARCH_SYSTEM32, or if LoadLibraryExW
+// loadSystemLib mirrors Go's windowsLoadSystemLib (os_windows.go:228): a DLL
+// from System32 only, never from the application's directory or the current one
+// (DLL planting). Without LOAD_LIBRARY_SEARCH_SYSTEM32, or if LoadLibraryExW
 // rejects the flag, the DLL is loaded by its full path in the system
 // directory.
 HMODULE loadSystemLib(const wchar_t* name) {
@@ -153,8 +152,9 @@ void* proc(const wchar_t* dll, const char* name) {
                       : reinterpret_cast<void*>(GetProcAddress(h, name));
 }
 
-// osinit mirrors the Windows half of Go's osinit (os_windows.go:546) (loadOptionalSyscalls and
-// initHighResTimer): resolve the entry points, probe the timer.
+// osinit mirrors the Windows half of Go's osinit (os_windows.go:546)
+// (loadOptionalSyscalls and initHighResTimer): resolve the entry points, probe
+// the timer.
 void osinit() {
   realNtWaitForSingleObject = proc(L"ntdll.dll", "NtWaitForSingleObject");
   gort_NtWaitForSingleObject = realNtWaitForSingleObject;
@@ -162,8 +162,8 @@ void osinit() {
   gort_SetWaitableTimer = realSetWaitableTimer;
   realSwitchToThread = proc(L"kernel32.dll", "SwitchToThread");
   gort_SwitchToThread = realSwitchToThread;
-  waitOnAddress =
-      reinterpret_cast<WaitOnAddressFn>(proc(L"kernelbase.dll", "WaitOnAddress"));
+  waitOnAddress = reinterpret_cast<WaitOnAddressFn>(
+      proc(L"kernelbase.dll", "WaitOnAddress"));
   wakeOne = reinterpret_cast<WakeByAddressFn>(
       proc(L"kernelbase.dll", "WakeByAddressSingle"));
   wakeAll = reinterpret_cast<WakeByAddressFn>(
@@ -305,8 +305,8 @@ bool periodIsHeld() {
 
 }  // namespace windows_testing
 
-// usleep mirrors Go's usleep (stubs2.go:21) on Windows (systemstack(usleep1) is the
-// caller's job: debug::Usleep switches to g0 first). A failed
+// usleep mirrors Go's usleep (stubs2.go:21) on Windows (systemstack(usleep1) is
+// the caller's job: debug::Usleep switches to g0 first). A failed
 // SetWaitableTimer costs this sleep nothing: it is slept with usleep2, and
 // the M stays on that path with the 1 ms period held.
 void usleep(std::uint32_t usec) {
@@ -393,8 +393,9 @@ DWORD WINAPI threadEntry(LPVOID p) {
 }
 }  // namespace
 
-// newosproc mirrors Go's newosproc (os_windows.go:908): the thread starts suspended so that its
-// handle is stored before it can run (and exit, and be joined).
+// newosproc mirrors Go's newosproc (os_windows.go:908): the thread starts
+// suspended so that its handle is stored before it can run (and exit, and be
+// joined).
 bool newosproc(void (*fn)(void*), void* arg, Thread* out) {
   out->fn = fn;
   out->arg = arg;
@@ -420,10 +421,10 @@ bool haveHighResTimer() {
   return haveHighRes;
 }
 
-// setThreadTimerMode is the usleep half of Go's minit (os_windows.go:974): the M's own
-// high-resolution timer, or the low-resolution path with the 1 ms period.
-// Returns false if the M wanted its timer and could not create one: it then
-// sleeps at low resolution (counted in timerFallbacks).
+// setThreadTimerMode is the usleep half of Go's minit (os_windows.go:974): the
+// M's own high-resolution timer, or the low-resolution path with the 1 ms
+// period. Returns false if the M wanted its timer and could not create one: it
+// then sleeps at low resolution (counted in timerFallbacks).
 bool setThreadTimerMode(TimerMode mode) {
   ensureInit();
   GetCurrentThreadStackLimits(&g0Lo, &g0Hi);
@@ -444,9 +445,9 @@ bool setThreadTimerMode(TimerMode mode) {
   return true;
 }
 
-// mdestroy mirrors Go's mdestroy (os_windows.go:1040): the M's timer is closed only when the M
-// ends, not when it merely parks; a low-resolution M gives up its share of
-// the 1 ms period.
+// mdestroy mirrors Go's mdestroy (os_windows.go:1040): the M's timer is closed
+// only when the M ends, not when it merely parks; a low-resolution M gives up
+// its share of the 1 ms period.
 void mdestroy() {
   if (mTimer != nullptr) {
     CloseHandle(mTimer);
@@ -464,9 +465,9 @@ void mdestroy() {
   g0Lo = g0Hi = 0;
 }
 
-// osRelax mirrors Go's osRelax (os_windows.go:426): with every P idle (sysmon about to sleep
-// long) or no Run in progress, the 1 ms period is given back; it is taken
-// again when work resumes. A no-op while no low-resolution M lives.
+// osRelax mirrors Go's osRelax (os_windows.go:426): with every P idle (sysmon
+// about to sleep long) or no Run in progress, the 1 ms period is given back; it
+// is taken again when work resumes. A no-op while no low-resolution M lives.
 void osRelax(bool relax) {
   ensureInit();
   if (relax) wt::counters.relaxes.fetch_add(1, std::memory_order_relaxed);
@@ -553,7 +554,9 @@ bool writeFile(const char* path, const char* data, std::size_t n) {
   return CloseHandle(h) != 0 && ok;
 }
 
-std::int64_t gettid() { return static_cast<std::int64_t>(GetCurrentThreadId()); }
+std::int64_t gettid() {
+  return static_cast<std::int64_t>(GetCurrentThreadId());
+}
 
 // threadBlocked: Windows has no cheap per-thread run state like Linux's
 // /proc/self/task/<tid>/stat, so the answer is "cannot tell" and sysmon's

@@ -17,6 +17,7 @@
 // Symbols come from libdw (elfutils) when the build found it: function,
 // source file and line, from the executable's and libraries' debug
 // information; without it, dladdr's dynamic symbols only.
+#include <cxxabi.h>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
@@ -26,7 +27,6 @@
 
 #include <cerrno>
 #include <cstdlib>
-#include <cxxabi.h>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
@@ -61,8 +61,8 @@ struct Walk {
   int n = 0;
   std::uintptr_t lo = 0;  // the stack's bounds; hi == 0: unbounded
   std::uintptr_t hi = 0;
-  int skip = 0;           // frames to drop first
-  bool parked = false;    // drop frames up to gort_unwind_parked's
+  int skip = 0;         // frames to drop first
+  bool parked = false;  // drop frames up to gort_unwind_parked's
 };
 
 _Unwind_Reason_Code walkFrame(_Unwind_Context* ctx, void* arg) {
@@ -86,8 +86,8 @@ _Unwind_Reason_Code walkFrame(_Unwind_Context* ctx, void* arg) {
   }
   if (ip == 0) return _URC_END_OF_STACK;
   // The frame whose CFA is the top of the stack is the context's bottom
-  // frame (gort_gostart, or make_fcontext's trampoline), below gentry: not a real frame, and unwinding it would read
-  // past the stack.
+  // frame (gort_gostart, or make_fcontext's trampoline), below gentry: not a
+  // real frame, and unwinding it would read past the stack.
   if (w->hi != 0 && (cfa <= w->lo || cfa >= (w->hi & ~std::uintptr_t{15}))) {
     return _URC_END_OF_STACK;
   }
@@ -96,9 +96,7 @@ _Unwind_Reason_Code walkFrame(_Unwind_Context* ctx, void* arg) {
 }
 
 #if defined(GORT_HAVE_UNWIND_PARKED)
-void walkFromTrampoline(void* arg) {
-  _Unwind_Backtrace(walkFrame, arg);
-}
+void walkFromTrampoline(void* arg) { _Unwind_Backtrace(walkFrame, arg); }
 #endif
 
 }  // namespace
@@ -155,9 +153,9 @@ std::mutex symMu;  // libdw's session and the cache are not thread-safe
 Dwfl* session() {
   static Dwfl* dwfl = nullptr;
   static char* debuginfoPath = nullptr;
-  static const Dwfl_Callbacks callbacks = {
-      dwfl_linux_proc_find_elf, dwfl_standard_find_debuginfo, nullptr,
-      &debuginfoPath};
+  static const Dwfl_Callbacks callbacks = {dwfl_linux_proc_find_elf,
+                                           dwfl_standard_find_debuginfo,
+                                           nullptr, &debuginfoPath};
   if (dwfl == nullptr) {
     dwfl = dwfl_begin(&callbacks);
     if (dwfl == nullptr) return nullptr;
@@ -188,8 +186,8 @@ const char* dieName(Dwarf_Die* die) {
 // concreteChain appends to chain the subprogram and inlined-call DIEs
 // whose code holds pc, outermost first (dwarf_getscopes would continue
 // through an inlined function's abstract definition instead).
-void concreteChain(Dwarf_Die* parent, Dwarf_Addr pc, Dwarf_Die* chain,
-                   int* n, int max) {
+void concreteChain(Dwarf_Die* parent, Dwarf_Addr pc, Dwarf_Die* chain, int* n,
+                   int max) {
   Dwarf_Die child;
   if (dwarf_child(parent, &child) != 0) return;
   do {
@@ -237,10 +235,10 @@ int expandInlined(Dwfl_Module* mod, Dwarf_Addr call, Symbol* out, int max) {
     Dwarf_Attribute attr;
     Dwarf_Word file = 0, line = 0;
     if (n < max && files != nullptr &&
-        dwarf_formudata(dwarf_attr(&chain[i], DW_AT_call_file, &attr),
-                        &file) == 0 &&
-        dwarf_formudata(dwarf_attr(&chain[i], DW_AT_call_line, &attr),
-                        &line) == 0) {
+        dwarf_formudata(dwarf_attr(&chain[i], DW_AT_call_file, &attr), &file) ==
+            0 &&
+        dwarf_formudata(dwarf_attr(&chain[i], DW_AT_call_line, &attr), &line) ==
+            0) {
       if (const char* f = dwarf_filesrc(files, file, nullptr, nullptr)) {
         out[n].file = f;
         out[n].line = static_cast<int>(line);
@@ -311,9 +309,8 @@ int symbolize1(std::uintptr_t pc, Symbol* out, int max) {
   }
   if (dwfl != nullptr) {
     if (Dwfl_Module* mod = dwfl_addrmodule(dwfl, call)) {
-      const char* modname = dwfl_module_info(mod, nullptr, nullptr, nullptr,
-                                             nullptr, nullptr, nullptr,
-                                             nullptr);
+      const char* modname = dwfl_module_info(
+          mod, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
       int n = expandInlined(mod, call, out, max);
       GElf_Off off = 0;
       GElf_Sym sym;

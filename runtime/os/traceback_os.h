@@ -20,8 +20,7 @@ int tracebackParked(void* ctx, const void* lo, const void* hi,
 // tracebackSelf: the return addresses of the calling thread's own stack,
 // innermost first; hi (may be nullptr) is the top of the goroutine stack it
 // runs on, where the walk stops. Returns how many, or -1 as above.
-int tracebackSelf(const void* lo, const void* hi, std::uintptr_t* pcs,
-                  int max);
+int tracebackSelf(const void* lo, const void* hi, std::uintptr_t* pcs, int max);
 
 // One frame at a return address: function (demangled), source file and
 // line, and, for the real (outermost) function only, its module and the

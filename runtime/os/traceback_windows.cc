@@ -1,4 +1,5 @@
-// runtime/os/traceback_windows.cc: the Windows side of runtime/os/traceback_os.h.
+// runtime/os/traceback_windows.cc: the Windows side of
+// runtime/os/traceback_os.h.
 //
 // Goroutine stacks are fibres here; walking a switched-out fibre and naming
 // frames (DbgHelp) are not done yet, so a dump prints each goroutine's
@@ -15,9 +16,7 @@ int tracebackParked(void*, const void*, const void*, std::uintptr_t*, int) {
   return -1;
 }
 
-int tracebackSelf(const void*, const void*, std::uintptr_t*, int) {
-  return -1;
-}
+int tracebackSelf(const void*, const void*, std::uintptr_t*, int) { return -1; }
 
 int symbolize(std::uintptr_t, Symbol*, int) { return 0; }
 

@@ -6,14 +6,14 @@
 // unwinding and __cxa_end_cleanup pops it afterwards. A goroutine that parks
 // in such a destructor, or in a catch block, and resumes on another thread
 // must find its own state there (a missing field: std::terminate).
+#include <gtest/gtest.h>
+
 #include <atomic>
 #include <stdexcept>
 #include <string>
 
-#include <gtest/gtest.h>
-
-#include "gort/gort.h"
 #include "../test_os.h"
+#include "gort/gort.h"
 
 namespace {
 

@@ -6,6 +6,7 @@
 // _TIME_BITS=64, where the timespecs are 64-bit and the *_time64 calls are
 // used (see tests/arch/CMakeLists.txt).
 #include <errno.h>
+#include <gtest/gtest.h>
 #include <linux/futex.h>
 #include <time.h>
 
@@ -13,8 +14,6 @@
 #include <chrono>
 #include <cstdint>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "arch/arch.h"
 
@@ -118,17 +117,15 @@ TEST(ArchTest, FutexPassesAddr2AndVal3) {
   const std::uint32_t set42 =
       (FUTEX_OP_SET << 28) | (FUTEX_OP_CMP_EQ << 24) | (42 << 12) | 0;
   EXPECT_EQ(gort_futex(&word, FUTEX_WAKE_OP_PRIVATE, 1,
-                       reinterpret_cast<const void*>(std::uintptr_t{1}),
-                       &word2, set42),
+                       reinterpret_cast<const void*>(std::uintptr_t{1}), &word2,
+                       set42),
             0);
   EXPECT_EQ(word2, 42u);
   // FUTEX_CMP_REQUEUE compares *addr with val3.
   word = 5;
-  EXPECT_EQ(gort_futex(&word, FUTEX_CMP_REQUEUE_PRIVATE, 1, nullptr, &word2,
-                       6),
+  EXPECT_EQ(gort_futex(&word, FUTEX_CMP_REQUEUE_PRIVATE, 1, nullptr, &word2, 6),
             -EAGAIN);
-  EXPECT_EQ(gort_futex(&word, FUTEX_CMP_REQUEUE_PRIVATE, 1, nullptr, &word2,
-                       5),
+  EXPECT_EQ(gort_futex(&word, FUTEX_CMP_REQUEUE_PRIVATE, 1, nullptr, &word2, 5),
             0);
 }
 
@@ -176,12 +173,10 @@ TEST(ArchTest, CallerRegistersSurvive) {
   expectRegistersSurvive([] { gort_usleep(10); });
   expectRegistersSurvive([] { gort_osyield(); });
   expectRegistersSurvive([] { gort_procyield(3); });
-  expectRegistersSurvive([&] {
-    gort_futex(&word, FUTEX_WAIT_PRIVATE, 0, &ts, &word2, 0);
-  });
-  expectRegistersSurvive([&] {
-    gort_futex(&word, FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
-  });
+  expectRegistersSurvive(
+      [&] { gort_futex(&word, FUTEX_WAIT_PRIVATE, 0, &ts, &word2, 0); });
+  expectRegistersSurvive(
+      [&] { gort_futex(&word, FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0); });
 }
 
 }  // namespace

@@ -13,14 +13,13 @@
 // gort_usleep2HighRes' result: 1 after a wait that returned STATUS_SUCCESS
 // (0, what a signalled timer gives), and 0 without waiting when
 // SetWaitableTimer failed.
+#include <gtest/gtest.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstdint>
 #include <cstring>
 #include <string>
-
-#include <gtest/gtest.h>
 
 #include "windows_arm_blob.h"
 
@@ -133,9 +132,9 @@ void patch(unsigned char* text, const blob::Reloc& r, std::uintptr_t target) {
       break;
     }
     case blob::kPageBaseRel21: {
-      std::int64_t pages = static_cast<std::int64_t>(target >> 12) -
-                           static_cast<std::int64_t>(
-                               reinterpret_cast<std::uintptr_t>(p) >> 12);
+      std::int64_t pages =
+          static_cast<std::int64_t>(target >> 12) -
+          static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(p) >> 12);
       std::uint32_t insn;
       std::memcpy(&insn, p, 4);
       insn |= static_cast<std::uint32_t>(pages & 3) << 29;
@@ -182,8 +181,8 @@ const Loaded& load() {
     // Thumb code is entered with the low bit of the address set.
     const std::uintptr_t thumb = std::string(blob::kArch) == "arm" ? 1 : 0;
     for (const blob::Func& f : blob::kFuncs) {
-      std::uintptr_t a = reinterpret_cast<std::uintptr_t>(text + f.offset) |
-                         thumb;
+      std::uintptr_t a =
+          reinterpret_cast<std::uintptr_t>(text + f.offset) | thumb;
       std::string name = f.name;
       if (name == "gort_usleep2") {
         l.usleep2 = reinterpret_cast<void (*)(std::uint32_t)>(a);
@@ -223,9 +222,8 @@ class WindowsTrampolineTest : public ::testing::Test {
   Calls calls_;
 };
 
-const std::uint32_t kUsecs[] = {0,          1,          15,         1000,
-                                999'999,    0x7fffffff, 0x80000000, 0xfffffffe,
-                                0xffffffff};
+const std::uint32_t kUsecs[] = {
+    0, 1, 15, 1000, 999'999, 0x7fffffff, 0x80000000, 0xfffffffe, 0xffffffff};
 
 TEST_F(WindowsTrampolineTest, Usleep2WaitsOnTheProcessWithARelativeTimeout) {
   for (std::uint32_t usec : kUsecs) {
@@ -258,7 +256,8 @@ TEST_F(WindowsTrampolineTest, Usleep2HighResSetsTheTimerThenWaitsOnIt) {
     EXPECT_EQ(set.api, Api::kSetWaitableTimer);
     EXPECT_EQ(set.handle, timer);
     ASSERT_TRUE(set.hasDue);
-    EXPECT_EQ(set.due, -10 * static_cast<std::int64_t>(usec)) << "usec=" << usec;
+    EXPECT_EQ(set.due, -10 * static_cast<std::int64_t>(usec))
+        << "usec=" << usec;
     EXPECT_EQ(set.period, 0);
     EXPECT_EQ(set.completion, nullptr);
     EXPECT_EQ(set.completionArg, nullptr);  // fifth argument

@@ -37,14 +37,23 @@ constexpr int kMaxPrograms = 6;
 constexpr int kMaxOps = 16;
 
 enum Op {
-  kSend, kTrySend, kRecv, kTryRecv, kSelect, kClose, kGosched, kLenCap,
-  kSetProcs, kSpawn, kNumOps
+  kSend,
+  kTrySend,
+  kRecv,
+  kTryRecv,
+  kSelect,
+  kClose,
+  kGosched,
+  kLenCap,
+  kSetProcs,
+  kSpawn,
+  kNumOps
 };
 
 struct Instr {
   Op op;
-  int ch;    // channel (or child program for kSpawn, procs for kSetProcs)
-  int arg;   // select: case kinds and second channel; default flag
+  int ch;   // channel (or child program for kSpawn, procs for kSetProcs)
+  int arg;  // select: case kinds and second channel; default flag
 };
 
 // What one program saw, read by main after the program reports done.
@@ -89,7 +98,8 @@ void OnRecv(Log& log, int ch, int value, bool ok, int p) {
   if (ok) {
     log.recvd.emplace_back(ch, value);
   } else {
-    Check(value == 0, Prog(p) + ": closed receive gave " + std::to_string(value));
+    Check(value == 0,
+          Prog(p) + ": closed receive gave " + std::to_string(value));
     log.closed_recvs.push_back(ch);
   }
 }
@@ -160,7 +170,9 @@ void Exec(World* w, int p, const Instr& in, int* seq) {
       OnRecv(log, ch, v.value_or(0), v.has_value(), p);
       break;
     }
-    case kSelect: DoSelect(w, p, Instr{kSelect, ch, in.arg}, seq); break;
+    case kSelect:
+      DoSelect(w, p, Instr{kSelect, ch, in.arg}, seq);
+      break;
     case kClose:
       w->closing[ch].store(true);
       try {
@@ -170,14 +182,21 @@ void Exec(World* w, int p, const Instr& in, int* seq) {
         OnPanic(e, log, ch, true, p);
       }
       break;
-    case kGosched: gort::Gosched(); break;
+    case kGosched:
+      gort::Gosched();
+      break;
     case kLenCap:
       Check(c.Cap() == w->caps[ch] && c.Len() <= c.Cap(),
             Prog(p) + ": len/cap out of range");
       break;
-    case kSetProcs: gort::GOMAXPROCS(1 + in.ch % 4); break;
-    case kSpawn: gort::Go([w, child = in.ch] { RunProgram(w, child); }); break;
-    case kNumOps: break;
+    case kSetProcs:
+      gort::GOMAXPROCS(1 + in.ch % 4);
+      break;
+    case kSpawn:
+      gort::Go([w, child = in.ch] { RunProgram(w, child); });
+      break;
+    case kNumOps:
+      break;
   }
 }
 
@@ -233,8 +252,8 @@ void CheckWorld(World* w) {
       left[c].push_back(*v);
     }
     Check(left[c].size() <= w->caps[c], where + ": more left than cap");
-    Check(closes[c] == 1, where + ": " + std::to_string(closes[c]) +
-                              " successful closes");
+    Check(closes[c] == 1,
+          where + ": " + std::to_string(closes[c]) + " successful closes");
     // FIFO: per receiver and sender, increasing; leftovers after them all.
     std::map<int, int> last_recvd;  // sender -> highest value received
     for (const Log& log : w->logs) {
@@ -276,11 +295,13 @@ void RunConcurrent(ByteReader& in) {
   int yields = in.Below(16);
   gort::Run(
       [&] {
-        for (std::size_t cap : w.caps) w.chans.push_back(gort::MakeChan<int>(cap));
+        for (std::size_t cap : w.caps)
+          w.chans.push_back(gort::MakeChan<int>(cap));
         w.logs.resize(w.progs.size());
         w.done = gort::MakeChan<int>(w.progs.size());
         for (std::size_t p = 0; p < w.progs.size(); p++) {
-          if (root[p]) gort::Go([&w, p] { RunProgram(&w, static_cast<int>(p)); });
+          if (root[p])
+            gort::Go([&w, p] { RunProgram(&w, static_cast<int>(p)); });
         }
         for (int i = 0; i < yields; i++) gort::Gosched();
         Log main_log;

@@ -29,8 +29,17 @@ struct ModelChan {
 };
 
 enum Op {
-  kTrySend, kTryRecv, kSend, kRecv, kClose, kSelect2, kLenCap, kGosched,
-  kSpawnRecv, kSpawnSend, kNumOps
+  kTrySend,
+  kTryRecv,
+  kSend,
+  kRecv,
+  kClose,
+  kSelect2,
+  kLenCap,
+  kGosched,
+  kSpawnRecv,
+  kSpawnSend,
+  kNumOps
 };
 
 class Det {
@@ -113,7 +122,8 @@ void Det::DoSend(int ch, bool blocking) {
       got = RunSelect(chans_, &cs, 1, true, r);
     }
   } catch (const gort::Panic& p) {
-    Check(std::string(p.what()) == "send on closed channel", w + ": " + p.what());
+    Check(std::string(p.what()) == "send on closed channel",
+          w + ": " + p.what());
     panicked = true;
   }
   Check(panicked == (!m.nil && m.closed), w + ": panic mismatch");
@@ -145,8 +155,9 @@ void Det::DoRecv(int ch, bool blocking) {
 void Det::DoClose(int ch) {
   ModelChan& m = model_[ch];
   std::string w = Where("Close", ch);
-  std::string want = m.nil ? "close of nil channel"
-                     : m.closed ? "close of closed channel" : "";
+  std::string want = m.nil      ? "close of nil channel"
+                     : m.closed ? "close of closed channel"
+                                : "";
   std::string got;
   try {
     chans_[ch].Close();
@@ -266,21 +277,39 @@ void Det::Step(int step) {
   int op = in_.Below(kNumOps);
   int ch = in_.Below(static_cast<int>(chans_.size()));
   switch (op) {
-    case kTrySend: DoSend(ch, false); break;
-    case kTryRecv: DoRecv(ch, false); break;
-    case kSend: DoSend(ch, true); break;
-    case kRecv: DoRecv(ch, true); break;
-    case kClose: DoClose(ch); break;
-    case kSelect2: DoSelect(1 + ch % 2, in_.Below(2) == 0); break;
+    case kTrySend:
+      DoSend(ch, false);
+      break;
+    case kTryRecv:
+      DoRecv(ch, false);
+      break;
+    case kSend:
+      DoSend(ch, true);
+      break;
+    case kRecv:
+      DoRecv(ch, true);
+      break;
+    case kClose:
+      DoClose(ch);
+      break;
+    case kSelect2:
+      DoSelect(1 + ch % 2, in_.Below(2) == 0);
+      break;
     case kLenCap: {
       const ModelChan& m = model_[ch];
       Check(chans_[ch].Len() == m.buf.size() && chans_[ch].Cap() == m.cap,
             Where("LenCap", ch) + ": len/cap mismatch");
       break;
     }
-    case kGosched: gort::Gosched(); break;
-    case kSpawnRecv: DoSpawnRecv(ch); break;
-    case kSpawnSend: DoSpawnSend(ch); break;
+    case kGosched:
+      gort::Gosched();
+      break;
+    case kSpawnRecv:
+      DoSpawnRecv(ch);
+      break;
+    case kSpawnSend:
+      DoSpawnSend(ch);
+      break;
   }
 }
 

@@ -67,11 +67,20 @@ std::string Escape(const std::string& s) {
   std::string o;
   for (char c : s) {
     switch (c) {
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '&': o += "&amp;"; break;
-      case '"': o += "&quot;"; break;
-      default: o += c;
+      case '<':
+        o += "&lt;";
+        break;
+      case '>':
+        o += "&gt;";
+        break;
+      case '&':
+        o += "&amp;";
+        break;
+      case '"':
+        o += "&quot;";
+        break;
+      default:
+        o += c;
     }
   }
   return o;
@@ -116,24 +125,24 @@ std::string GoroutineColor(double g) {
 }
 
 std::string SliceDiv(const Event& e, double total) {
-  std::string cls = e.cat == "goroutine" ? "goroutine"
-                    : e.cat == "syscall" ? "syscall"
-                    : e.cat == "MPark"   ? "parked"
+  std::string cls = e.cat == "goroutine"  ? "goroutine"
+                    : e.cat == "syscall"  ? "syscall"
+                    : e.cat == "MPark"    ? "parked"
                     : e.cat == "spinning" ? "spinning"
-                                         : "usleep";
-  std::string style = "left:" + Pct(100 * e.ts / total) +
-                      ";width:" + Pct(100 * e.dur / total);
+                                          : "usleep";
+  std::string style =
+      "left:" + Pct(100 * e.ts / total) + ";width:" + Pct(100 * e.dur / total);
   std::string attrs;
   if (cls == "goroutine") {
     style += ";background:" + GoroutineColor(e.args.NumOr("g", 0));
-    attrs = " data-g=\"" + std::to_string(static_cast<long long>(
-                               e.args.NumOr("g", 0))) + "\"";
+    attrs = " data-g=\"" +
+            std::to_string(static_cast<long long>(e.args.NumOr("g", 0))) + "\"";
   }
   std::string tip = e.name + " (" + e.cat + ")\nstart " + Us(e.ts) +
                     ", duration " + Us(e.dur) + ArgsText(e.args);
-  return "<div class=\"slice " + cls + "\" data-cat=\"" + Escape(e.cat) +
-         "\"" + attrs + " style=\"" + style + "\" data-tip=\"" + Escape(tip) +
-         "\">" + (cls == "goroutine" ? Escape(e.name) : "") + "</div>";
+  return "<div class=\"slice " + cls + "\" data-cat=\"" + Escape(e.cat) + "\"" +
+         attrs + " style=\"" + style + "\" data-tip=\"" + Escape(tip) + "\">" +
+         (cls == "goroutine" ? Escape(e.name) : "") + "</div>";
 }
 
 std::string EventDiv(const Event& e, double total) {
@@ -144,8 +153,9 @@ std::string EventDiv(const Event& e, double total) {
 }
 
 std::string Ruler(double total) {
-  std::string o = "<div class=\"lane ruler-lane\"><div class=\"lane-label\">"
-                  "time</div><div class=\"lane-body ruler\">";
+  std::string o =
+      "<div class=\"lane ruler-lane\"><div class=\"lane-label\">"
+      "time</div><div class=\"lane-body ruler\">";
   for (int i = 0; i < 10; i++) {
     o += "<div class=\"tick\" style=\"left:" + Pct(i * 10.0) + "\">" +
          Us(total * i / 10) + "</div>";
@@ -184,25 +194,28 @@ std::string RenderHtml(const Trace& t, const std::string& title) {
     body += "\n";
   }
   Summary s = Summarize(t);
-  std::string o = "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
-                  "<title>" + Escape(title) + "</title><style>" + kStyle +
-                  "</style></head><body>\n<header><h1>gort trace: " +
-                  Escape(title) + "</h1><div id=\"info\">" + Us(t.duration_us) +
-                  ", " + std::to_string(s.ps) + " Ps, " + std::to_string(s.ms) +
-                  " Ms, " + std::to_string(s.goroutines) + " goroutines, " +
-                  std::to_string(t.events.size()) + " events" +
-                  (drawn > kMaxDrawn ? " (the first " + std::to_string(kMaxDrawn) +
-                                           " drawn: trace a shorter run)"
-                                     : std::string()) +
-                  "</div>"
-                  "<div id=\"controls\"><button id=\"zoom-out\">&minus;</button>"
-                  "<button id=\"zoom-in\">+</button><button id=\"zoom-reset\">"
-                  "reset</button> zoom <span id=\"zoom-level\">1x</span></div>" +
-                  Legend() + "</header>\n<div id=\"timeline\">\n" + Ruler(total);
+  std::string o =
+      "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
+      "<title>" +
+      Escape(title) + "</title><style>" + kStyle +
+      "</style></head><body>\n<header><h1>gort trace: " + Escape(title) +
+      "</h1><div id=\"info\">" + Us(t.duration_us) + ", " +
+      std::to_string(s.ps) + " Ps, " + std::to_string(s.ms) + " Ms, " +
+      std::to_string(s.goroutines) + " goroutines, " +
+      std::to_string(t.events.size()) + " events" +
+      (drawn > kMaxDrawn ? " (the first " + std::to_string(kMaxDrawn) +
+                               " drawn: trace a shorter run)"
+                         : std::string()) +
+      "</div>"
+      "<div id=\"controls\"><button id=\"zoom-out\">&minus;</button>"
+      "<button id=\"zoom-in\">+</button><button id=\"zoom-reset\">"
+      "reset</button> zoom <span id=\"zoom-level\">1x</span></div>" +
+      Legend() + "</header>\n<div id=\"timeline\">\n" + Ruler(total);
   for (const auto& [key, body] : lanes) {
     auto it = t.tracks.find(key);
     std::string name = it != t.tracks.end() ? it->second
-                       : (key.first == kPidP ? "P" : "M") + std::to_string(key.second);
+                                            : (key.first == kPidP ? "P" : "M") +
+                                                  std::to_string(key.second);
     bool isP = key.first == kPidP;
     o += "<div class=\"lane " + std::string(isP ? "p" : "m") +
          "\" data-track=\"" + Escape(name) + "\" data-kind=\"" +

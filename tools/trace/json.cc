@@ -61,8 +61,9 @@ class Parser {
   }
   bool Number(Json* out) {
     std::size_t start = pos_;
-    while (pos_ < s_.size() && std::string_view("+-0123456789.eE").find(
-                                   s_[pos_]) != std::string_view::npos) {
+    while (pos_ < s_.size() &&
+           std::string_view("+-0123456789.eE").find(s_[pos_]) !=
+               std::string_view::npos) {
       pos_++;
     }
     if (pos_ == start) return Fail("unexpected character");
@@ -97,19 +98,31 @@ class Parser {
       if (pos_ >= s_.size()) break;
       char e = s_[pos_++];
       switch (e) {
-        case 'n': *out += '\n'; break;
-        case 't': *out += '\t'; break;
-        case 'r': *out += '\r'; break;
-        case 'b': *out += '\b'; break;
-        case 'f': *out += '\f'; break;
+        case 'n':
+          *out += '\n';
+          break;
+        case 't':
+          *out += '\t';
+          break;
+        case 'r':
+          *out += '\r';
+          break;
+        case 'b':
+          *out += '\b';
+          break;
+        case 'f':
+          *out += '\f';
+          break;
         case 'u': {
           if (pos_ + 4 > s_.size()) return Fail("bad \\u escape");
           std::string hex(s_.substr(pos_, 4));
           pos_ += 4;
-          PutUtf8(out, static_cast<unsigned>(std::strtoul(hex.c_str(), nullptr, 16)));
+          PutUtf8(out, static_cast<unsigned>(
+                           std::strtoul(hex.c_str(), nullptr, 16)));
           break;
         }
-        default: *out += e;
+        default:
+          *out += e;
       }
     }
     return Fail("unterminated string");

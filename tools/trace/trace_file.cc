@@ -69,8 +69,8 @@ bool LoadTrace(const std::string& path, Trace* out, std::string* error) {
 
 namespace {
 
-constexpr double kUsleepBuckets[] = {5, 10, 20, 50, 100, 200, 500, 1000,
-                                     2000, 5000, -1};
+constexpr double kUsleepBuckets[] = {5,   10,   20,   50,   100, 200,
+                                     500, 1000, 2000, 5000, -1};
 
 void AddUsleep(Summary* s, const Event& e) {
   s->usleeps++;
@@ -205,8 +205,8 @@ std::string FormatSummary(const Summary& s) {
   double lo = 0;
   for (const auto& [bound, count] : s.usleep_hist) {
     if (s.usleeps == 0) break;
-    std::string range = bound < 0 ? Fmt(">= %.0f us", lo)
-                                   : Fmt("%.0f-%.0f us", lo, bound);
+    std::string range =
+        bound < 0 ? Fmt(">= %.0f us", lo) : Fmt("%.0f-%.0f us", lo, bound);
     int bar = static_cast<int>(40 * count / s.usleeps);
     o += "    " + range +
          std::string(range.size() < 14 ? 14 - range.size() : 1, ' ') +

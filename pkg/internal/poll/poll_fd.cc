@@ -52,16 +52,21 @@ constexpr std::uint64_t mutexWMask = std::uint64_t{(1 << 20) - 1} << 43;
 constexpr std::size_t kMaxRW = std::size_t{1} << 30;
 
 [[noreturn]] void tooMany() {
-  throw Panic("too many concurrent operations on a single file or socket "
-              "(max 1048575)");
+  throw Panic(
+      "too many concurrent operations on a single file or socket "
+      "(max 1048575)");
 }
 
 int convertErr(int res) {
   switch (res) {
-    case runtime::pollErrClosing: return kErrClosing;
-    case runtime::pollErrTimeout: return kErrTimeout;
-    case runtime::pollErrNotPollable: return kErrNotPollable;
-    default: return res == runtime::pollNoError ? 0 : kErrClosing;
+    case runtime::pollErrClosing:
+      return kErrClosing;
+    case runtime::pollErrTimeout:
+      return kErrTimeout;
+    case runtime::pollErrNotPollable:
+      return kErrNotPollable;
+    default:
+      return res == runtime::pollNoError ? 0 : kErrClosing;
   }
 }
 
@@ -72,7 +77,8 @@ void freeOps(fdImpl* fd) {
   fd->rop = fd->wop = nullptr;
 }
 
-// destroy mirrors Go's FD.destroy (internal/poll/fd_unix.go:74): the last reference closes the OS fd.
+// destroy mirrors Go's FD.destroy (internal/poll/fd_unix.go:74): the last
+// reference closes the OS fd.
 void destroy(fdImpl* fd) {
   if (fd->pd != nullptr) {
     if (runtime::pollStale(fd->pd)) {
@@ -136,10 +142,11 @@ struct abandonGuard {
   }
 };
 
-// execIO mirrors Go's execIO (internal/poll/fd_windows.go:147) (fd_windows.go): start() begins op; park
-// until the poller reports its completion; on a deadline or Close, cancel it
-// and wait for the cancellation, since the OS owns the buffer until then.
-// An operation that completed despite the cancellation keeps its result.
+// execIO mirrors Go's execIO (internal/poll/fd_windows.go:147) (fd_windows.go):
+// start() begins op; park until the poller reports its completion; on a
+// deadline or Close, cancel it and wait for the cancellation, since the OS owns
+// the buffer until then. An operation that completed despite the cancellation
+// keeps its result.
 template <class Start>
 int execIO(fdImpl* fd, os::IoOp* op, int mode, Start start, std::size_t* n,
            std::intptr_t* nfd) {
@@ -160,9 +167,9 @@ int execIO(fdImpl* fd, os::IoOp* op, int mode, Start start, std::size_t* n,
   return res;
 }
 
-// rwSide: the read or the write side of mu, as Go's rwlock (internal/poll/fd_mutex.go:117) and rwunlock
-// pick it: the lock bit, one waiter's count, the waiters' mask and the
-// semaphore waiters sleep on.
+// rwSide: the read or the write side of mu, as Go's rwlock
+// (internal/poll/fd_mutex.go:117) and rwunlock pick it: the lock bit, one
+// waiter's count, the waiters' mask and the semaphore waiters sleep on.
 struct rwSideBits {
   std::uint64_t bit, wait, mask;
   std::uint32_t* sema;
@@ -320,8 +327,8 @@ static int writeIO(fdImpl* fd, const unsigned char* p, std::size_t len,
     std::size_t max = len - *n > kMaxRW ? kMaxRW : len - *n;
     std::size_t w = 0;
     int err = execIO(
-        fd, op, os::kPollWrite, [&] { return os::ioSend(op, p + *n, max); },
-        &w, nullptr);
+        fd, op, os::kPollWrite, [&] { return os::ioSend(op, p + *n, max); }, &w,
+        nullptr);
     *n += w;
     if (err != 0) return fail(fd, "write", err, *n);
     if (w == 0) return fail(fd, "write", 5, *n);  // EIO: io.ErrUnexpectedEOF
@@ -450,7 +457,8 @@ int fdSetDeadline(fdImpl* fd, std::int64_t t, int mode) {
   bool pollable = fd->pd != nullptr;
   if (pollable) runtime::pollSetDeadline(fd->pd, t, mode);
   decref(fd);
-  return pollable ? 0 : kErrNoDeadline;  // Go's ErrNoDeadline (internal/poll/fd.go:39)
+  // Go's ErrNoDeadline (internal/poll/fd.go:39) where it cannot be polled.
+  return pollable ? 0 : kErrNoDeadline;
 }
 
 bool fdIncref(fdImpl* fd) { return fd->mu.incref(); }
@@ -467,7 +475,8 @@ int fdShutdownWrite(fdImpl* fd) {
 int fdClose(fdImpl* fd) {
   if (!fd->mu.increfAndClose()) return kErrClosing;
   if (fd->pd != nullptr && !runtime::pollStale(fd->pd)) {
-    runtime::pollUnblock(fd->pd);  // Go's pd.evict (internal/poll/fd_poll_runtime.go:57)
+    runtime::pollUnblock(
+        fd->pd);  // Go's pd.evict (internal/poll/fd_poll_runtime.go:57)
   }
   decref(fd);
   // Wait for the last reference to close it (at once if there was none).
@@ -541,9 +550,9 @@ std::error_code errorCode(int code) {
 
 poll::Error makeError(const std::string& prefix, int code, bool isFile,
                       std::size_t n) {
-  return poll::Error(prefix + ": " + errText(code, isFile),
-                     code == kErrTimeout, code == kErrClosing,
-                     code > 0 ? os::osErrno(code) : 0, errorCode(code), n);
+  return poll::Error(prefix + ": " + errText(code, isFile), code == kErrTimeout,
+                     code == kErrClosing, code > 0 ? os::osErrno(code) : 0,
+                     errorCode(code), n);
 }
 
 }  // namespace gort::poll::internal
@@ -588,13 +597,12 @@ fdImpl* need(fdImpl* fd, const char* op) {
   checkInRun(op);
   if (fd == nullptr) {
     throw poll::Error(std::string(op) + ": invalid argument (empty poll::FD)",
-                     false, false, 0);
+                      false, false, 0);
   }
   return fd;
 }
 // ioError: Go's *PathError "read fd 5: <syscall>: <text>"-like message.
-poll::Error ioError(const fdImpl* fd, const char* op, int code,
-                    std::size_t n) {
+poll::Error ioError(const fdImpl* fd, const char* op, int code, std::size_t n) {
   std::string prefix = fdName(fd, op);
   if (code > 0) prefix += std::string(": ") + op;
   return makeError(prefix, code, true, n);

@@ -29,8 +29,10 @@ namespace gort::poll::internal {
 inline constexpr int kErrClosing = -1;
 inline constexpr int kErrTimeout = -2;
 inline constexpr int kErrCanceled = -3;  // Go's net errCanceled
-inline constexpr int kErrNotPollable = -4;  // Go's ErrNotPollable (internal/poll/fd.go:66)
-inline constexpr int kErrNoDeadline = -5;   // Go's ErrNoDeadline (internal/poll/fd.go:39)
+inline constexpr int kErrNotPollable =
+    -4;  // Go's ErrNotPollable (internal/poll/fd.go:66)
+inline constexpr int kErrNoDeadline =
+    -5;  // Go's ErrNoDeadline (internal/poll/fd.go:39)
 
 // fdMutex mirrors Go's fdMutex (internal/poll/fd_mutex.go:12): a reference
 // count, a read lock and a write lock in one word, so Close can wait for every
@@ -73,9 +75,9 @@ int fdRead(fdImpl* fd, void* buf, std::size_t len, std::size_t* n);
 // fdWrite: writes all len bytes, parking as needed; *n written so far.
 int fdWrite(fdImpl* fd, const void* buf, std::size_t len, std::size_t* n);
 // fdWritev: writes every buffer in order, one sendmsg per batch of up to
-// 1024 (Go's writev (internal/poll/fd_writev_unix.go:14) loop); *n written so far.
-int fdWritev(fdImpl* fd, const os::IoVec* v, std::size_t count,
-             std::size_t* n);
+// 1024 (Go's writev (internal/poll/fd_writev_unix.go:14) loop); *n written so
+// far.
+int fdWritev(fdImpl* fd, const os::IoVec* v, std::size_t count, std::size_t* n);
 // fdAccept: a new connection's descriptor.
 int fdAccept(fdImpl* fd, std::intptr_t* nfd);
 // fdWaitWrite: parks until writable (connect's completion).

@@ -83,7 +83,7 @@ class Chan {
   // An input iterator over received values, for `for (auto v : ch)`.
   class Iterator {
    public:
-    using value_type = T;              // The element type.
+    using value_type = T;                    // The element type.
     using difference_type = std::ptrdiff_t;  // Required of an iterator.
     // Receives the first value (or the end, if closed and drained).
     explicit Iterator(const Chan* ch) : ch_(ch), v_(ch->RecvOk()) {}
@@ -142,7 +142,7 @@ class Chan {
 
 // Chan<void> is an error: Go's chan struct{} is Chan<std::monostate>.
 template <class T>
-  requires std::is_void_v<T>
+requires std::is_void_v<T>
 class Chan<T> {
   static_assert(!std::is_void_v<T>,
                 "Chan<void>: a channel of no value is Chan<std::monostate> "

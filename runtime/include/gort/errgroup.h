@@ -1,6 +1,6 @@
-// gort/errgroup.h: errgroup of golang.org/x/sync, for goroutines. An error is an
-// exception, as everywhere in gort: a function run by Go that throws
-// records the group's first exception, and Wait rethrows it.
+// gort/errgroup.h: errgroup of golang.org/x/sync, for goroutines. An error is
+// an exception, as everywhere in gort: a function run by Go that throws records
+// the group's first exception, and Wait rethrows it.
 #ifndef GORT_ERRGROUP_H_
 #define GORT_ERRGROUP_H_
 

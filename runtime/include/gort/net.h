@@ -5,9 +5,9 @@
 
 #include <chrono>
 #include <cstddef>
+#include <span>
 #include <stdexcept>
 #include <string>
-#include <span>
 #include <string_view>
 #include <utility>
 #include <variant>
@@ -79,8 +79,8 @@ class Conn {
   // Writes all n bytes or throws; returns n.
   std::size_t Write(const void* buf, std::size_t n);
   // Writes every buffer in order with as few system calls as it can
-  // (Go's net.Buffers (net/net.go:712): writev); returns the total or throws, the Error's
-  // Written() saying how much went out.
+  // (Go's net.Buffers (net/net.go:712): writev); returns the total or throws,
+  // the Error's Written() saying how much went out.
   std::size_t WriteBuffers(std::span<const std::string_view> buffers);
   // Read returning its Error instead of throwing (n, err := c.Read(buf)).
   Result<std::size_t> TryRead(void* buf, std::size_t n) {
@@ -176,7 +176,8 @@ class Listener {
 };
 
 // Splits "host:port", "[v6]:port" or "[v6%zone]:port" into host and port
-// (Go's SplitHostPort (net/ipsock.go:164)); throws Error on a malformed address.
+// (Go's SplitHostPort (net/ipsock.go:164)); throws Error on a malformed
+// address.
 std::pair<std::string, std::string> SplitHostPort(std::string_view hostport);
 // Joins host and port into "host:port", bracketing a host with a colon
 // (Go's JoinHostPort (net/ipsock.go:235)).

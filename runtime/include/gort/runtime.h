@@ -27,7 +27,7 @@ enum class UsleepMode {
 
 // Settings for one call of Run.
 struct Options {
-  int maxprocs = 0;                     // 0: $GOMAXPROCS, else the CPU count.
+  int maxprocs = 0;                       // 0: $GOMAXPROCS, else the CPU count.
   UsleepMode usleep = UsleepMode::kAuto;  // usleep mode of runtime threads.
   // Goroutine stack bytes; 0: 256 KiB. Stacks do not grow as Go's do: a
   // deeper recursion ends the program with "stack overflow"; raise this.
@@ -48,11 +48,13 @@ void RunMain(Func main, const Options& options);
 void NewProc(Func fn);
 // The same, recording pc (the Go call's return address) for "created by".
 void NewProc(Func fn, const void* pc);
-// Go's entersyscall (proc.go:3678), called before a syscall that may block briefly.
+// Go's entersyscall (proc.go:3678), called before a syscall that may block
+// briefly.
 void EnterSyscall();
 // Go's entersyscallblock (proc.go:3712): hands the P off at once.
 void EnterSyscallBlock();
-// Go's exitsyscall (proc.go:3773): takes a P back or queues the goroutine and waits.
+// Go's exitsyscall (proc.go:3773): takes a P back or queues the goroutine and
+// waits.
 void ExitSyscall();
 
 // Runs fn between enter() and ExitSyscall(); an exception from fn propagates
@@ -145,14 +147,14 @@ auto BlockingSyscall(F&& fn) -> std::invoke_result_t<F> {
 
 // A read-only snapshot of scheduler counters, for tests, tools and tracing.
 struct Stats {
-  int gomaxprocs = 0;                 // Ps in use.
-  int goroutines = 0;                 // Live goroutines (NumGoroutine).
-  int threads = 0;                    // Ms created by this Run, sysmon included.
-  int idle_ps = 0;                    // Ps on the idle list.
-  int spinning_ms = 0;                // Ms looking for work.
-  std::int64_t steals = 0;            // Successful runqsteal calls.
-  std::int64_t stolen = 0;            // Goroutines moved by those steals.
-  std::int64_t handoffs = 0;          // Ps retaken from syscalls by sysmon.
+  int gomaxprocs = 0;         // Ps in use.
+  int goroutines = 0;         // Live goroutines (NumGoroutine).
+  int threads = 0;            // Ms created by this Run, sysmon included.
+  int idle_ps = 0;            // Ps on the idle list.
+  int spinning_ms = 0;        // Ms looking for work.
+  std::int64_t steals = 0;    // Successful runqsteal calls.
+  std::int64_t stolen = 0;    // Goroutines moved by those steals.
+  std::int64_t handoffs = 0;  // Ps retaken from syscalls by sysmon.
   std::int64_t preempt_requests = 0;  // Goroutines flagged by sysmon.
   std::int64_t sysmon_wakes = 0;      // Times sysmon's usleep returned.
   std::int64_t block_warnings = 0;    // Blocked-thread warnings printed.

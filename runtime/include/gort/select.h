@@ -130,7 +130,9 @@ struct OnDefaultOp {
 };
 
 template <class C>
-inline constexpr bool kIsDefault = requires { std::decay_t<C>::kDefault; };
+inline constexpr bool kIsDefault = requires {
+  std::decay_t<C>::kDefault;
+};
 
 template <class C>
 void FillCase(C& op, scase* sc, int* n) {

@@ -14,10 +14,10 @@ namespace gort::internal {
 
 // How the runtime moves and destroys elements of one channel type.
 struct ElemOps {
-  std::size_t size;                       // sizeof(T)
-  std::size_t align;                      // alignof(T)
-  void (*move)(void* dst, void* src);     // constructs *dst from move(*src)
-  void (*destroy)(void* p);               // runs ~T on *p
+  std::size_t size;                    // sizeof(T)
+  std::size_t align;                   // alignof(T)
+  void (*move)(void* dst, void* src);  // constructs *dst from move(*src)
+  void (*destroy)(void* p);            // runs ~T on *p
 };
 
 // The ElemOps of T.
@@ -50,8 +50,8 @@ void closechan(hchan* c);
 std::size_t chanlen(hchan* c);
 std::size_t chancap(hchan* c);
 
-// One case of a select (Go's scase (select.go:20)): elem is the value to send, or raw
-// storage to receive into.
+// One case of a select (Go's scase (select.go:20)): elem is the value to send,
+// or raw storage to receive into.
 struct scase {
   hchan* c;
   void* elem;
