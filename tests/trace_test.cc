@@ -40,6 +40,19 @@ Trace Load(const std::string& path) {
   return t;
 }
 
+// TraceKnownProgram: the trace of trace_known.h's program at GOMAXPROCS 1.
+Trace TraceKnownProgram(const std::string& name) {
+  std::string path = TempTrace(name);
+  RunGuarded(
+      [&] {
+        ASSERT_TRUE(gort::StartTrace(path));
+        gort_test::KnownProgram();
+        ASSERT_TRUE(gort::StopTrace());
+      },
+      Procs(1));
+  return Load(path);
+}
+
 std::vector<Event> OfCat(const Trace& t, const std::string& cat) {
   std::vector<Event> out;
   for (const Event& e : t.events) {
@@ -92,15 +105,7 @@ TEST(TraceTest, CreateAndEndEvents) {
 // reason, then an unblock naming the sender and the reason, then a flow
 // from the sender to the receiver's next run.
 TEST(TraceTest, BlockedRecvThenUnblockedBySender) {
-  std::string path = TempTrace("block");
-  RunGuarded(
-      [&] {
-        ASSERT_TRUE(gort::StartTrace(path));
-        gort_test::KnownProgram();
-        ASSERT_TRUE(gort::StopTrace());
-      },
-      Procs(1));
-  Trace t = Load(path);
+  Trace t = TraceKnownProgram("block");
   std::map<std::int64_t, std::int64_t> parent;
   for (const Event& e : OfCat(t, "GoCreate")) {
     parent[G(e)] = static_cast<std::int64_t>(e.args.NumOr("parent", 0));
@@ -134,15 +139,7 @@ TEST(TraceTest, BlockedRecvThenUnblockedBySender) {
 // retakes its P (a retake event for P0 on sysmon's M) and the syscall
 // slice ends.
 TEST(TraceTest, SyscallHandoffRecordsRetake) {
-  std::string path = TempTrace("retake");
-  RunGuarded(
-      [&] {
-        ASSERT_TRUE(gort::StartTrace(path));
-        gort_test::KnownProgram();
-        ASSERT_TRUE(gort::StopTrace());
-      },
-      Procs(1));
-  Trace t = Load(path);
+  Trace t = TraceKnownProgram("retake");
   std::vector<Event> retakes = OfCat(t, "ProcRetake");
   ASSERT_EQ(retakes.size(), 1u);
   EXPECT_EQ(retakes[0].args.NumOr("retaken", -1), 0);

@@ -288,6 +288,29 @@ std::vector<std::int64_t> GoSysmonDelays(int n) {
   return out;
 }
 
+// SysmonRequests: the microseconds sysmon asked of each usleep, in order,
+// read from the trace $GORT_TRACE wrote to path (then unset and removed).
+void SysmonRequests(const std::string& path, std::vector<std::int64_t>* got) {
+  unsetenv("GORT_TRACE");
+  gort::trace::Trace t;
+  std::string err;
+  ASSERT_TRUE(gort::trace::LoadTrace(path, &t, &err)) << err;
+  std::remove(path.c_str());
+  std::vector<const gort::trace::Event*> sleeps;
+  for (const gort::trace::Event& e : t.events) {
+    if (e.cat != "usleep") continue;
+    const std::string& track =
+        t.tracks[std::make_pair(gort::trace::kPidM, e.tid)];
+    if (track.find("sysmon") != std::string::npos) sleeps.push_back(&e);
+  }
+  std::sort(sleeps.begin(), sleeps.end(),
+            [](auto* a, auto* b) { return a->ts < b->ts; });
+  for (const gort::trace::Event* e : sleeps) {
+    got->push_back(
+        static_cast<std::int64_t>(e->args.NumOr("requested_us", -1)));
+  }
+}
+
 TEST(SysmonScheduleTest, GoScheduleIsWhatWeCompareAgainst) {
   std::vector<std::int64_t> d = GoSysmonDelays(64);
   EXPECT_EQ(std::count(d.begin(), d.end(), 20), 51);
@@ -316,26 +339,10 @@ TEST(SysmonScheduleTest, RequestsFollowGosSchedule) {
         }
       },
       Procs(1));
-  unsetenv("GORT_TRACE");
-  gort::trace::Trace t;
-  std::string err;
-  ASSERT_TRUE(gort::trace::LoadTrace(path, &t, &err)) << err;
-  std::remove(path.c_str());
-  std::vector<const gort::trace::Event*> sleeps;
-  for (const gort::trace::Event& e : t.events) {
-    if (e.cat != "usleep") continue;
-    const std::string& track =
-        t.tracks[std::make_pair(gort::trace::kPidM, e.tid)];
-    if (track.find("sysmon") != std::string::npos) sleeps.push_back(&e);
-  }
-  std::sort(sleeps.begin(), sleeps.end(),
-            [](auto* a, auto* b) { return a->ts < b->ts; });
-  ASSERT_GE(sleeps.size(), static_cast<std::size_t>(kRounds));
   std::vector<std::int64_t> got;
-  for (int i = 0; i < kRounds; i++) {
-    got.push_back(
-        static_cast<std::int64_t>(sleeps[i]->args.NumOr("requested_us", -1)));
-  }
+  SysmonRequests(path, &got);
+  ASSERT_GE(got.size(), static_cast<std::size_t>(kRounds));
+  got.resize(kRounds);
   EXPECT_EQ(got, GoSysmonDelays(kRounds));
 }
 
@@ -362,24 +369,8 @@ TEST(SysmonScheduleTest, TimerWakeKeepsTheBackoff) {
         spinUntil(gort::ReadStats().sysmon_wakes + 3);
       },
       Procs(1));
-  unsetenv("GORT_TRACE");
-  gort::trace::Trace t;
-  std::string err;
-  ASSERT_TRUE(gort::trace::LoadTrace(path, &t, &err)) << err;
-  std::remove(path.c_str());
-  std::vector<const gort::trace::Event*> sleeps;
-  for (const gort::trace::Event& e : t.events) {
-    if (e.cat != "usleep") continue;
-    const std::string& track =
-        t.tracks[std::make_pair(gort::trace::kPidM, e.tid)];
-    if (track.find("sysmon") != std::string::npos) sleeps.push_back(&e);
-  }
-  std::sort(sleeps.begin(), sleeps.end(),
-            [](auto* a, auto* b) { return a->ts < b->ts; });
   std::vector<std::int64_t> got;
-  for (const gort::trace::Event* e : sleeps) {
-    got.push_back(static_cast<std::int64_t>(e->args.NumOr("requested_us", -1)));
-  }
+  SysmonRequests(path, &got);
   auto capped = std::find(got.begin(), got.end(), 10'000);
   ASSERT_NE(capped, got.end());
   ASSERT_GE(got.end() - capped, 3);

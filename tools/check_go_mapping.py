@@ -289,23 +289,27 @@ class GoSource:
         return shown, first
 
 
-def citations(root):
-    """(path, line, name, release, tail) of every citation in runtime/, pkg/."""
+def sources(root):
+    """(path, text) of every C++ and assembly file in runtime/ and pkg/."""
     walks = [os.walk(os.path.join(root, d)) for d in ("runtime", "pkg")]
     for dirpath, _, filenames in sorted(w for walk in walks for w in walk):
         for f in sorted(filenames):
-            if not f.endswith((".cc", ".h", ".S")):
-                continue
-            path = os.path.join(dirpath, f)
-            with open(path, encoding="utf-8") as fh:
-                text = fh.read()
-            for m in CITE.finditer(text):
-                name = m.group("name").rstrip(".")
-                at = (m.group("file"), int(m.group("line"))) \
-                    if m.group("at") else None
-                yield (os.path.relpath(path, root),
-                       text.count("\n", 0, m.start()) + 1, name,
-                       m.group("ver"), m.group("tail"), at)
+            if f.endswith((".cc", ".h", ".S")):
+                path = os.path.join(dirpath, f)
+                with open(path, encoding="utf-8") as fh:
+                    yield path, fh.read()
+
+
+def citations(root):
+    """(path, line, name, release, tail) of every citation in runtime/, pkg/."""
+    for path, text in sources(root):
+        for m in CITE.finditer(text):
+            name = m.group("name").rstrip(".")
+            at = (m.group("file"), int(m.group("line"))) \
+                if m.group("at") else None
+            yield (os.path.relpath(path, root),
+                   text.count("\n", 0, m.start()) + 1, name,
+                   m.group("ver"), m.group("tail"), at)
 
 
 # docs/learning.md's table: "`schedule` (proc.go:3185)".
@@ -330,41 +334,34 @@ def add_lines(root, go):
     """Appends " (file:line)" to each citation without one that names one
     declaration; returns (added, left) citation counts."""
     added, left = 0, []
-    walks = [os.walk(os.path.join(root, d)) for d in ("runtime", "pkg")]
-    for dirpath, _, filenames in sorted(w for walk in walks for w in walk):
-        for f in sorted(filenames):
-            if not f.endswith((".cc", ".h", ".S")):
+    for path, text in sources(root):
+        out, pos = [], 0
+        for m in CITE.finditer(text):
+            name = m.group("name").rstrip(".")
+            if (m.group("at") or m.group("tail") or name in PROSE or
+                    m.group("ver") and m.group("ver") != "1.19" or
+                    name in NEWER_GO or re.search(r"\.(go|s)$", name) or
+                    name in go.packages):
                 continue
-            path = os.path.join(dirpath, f)
-            with open(path, encoding="utf-8") as fh:
-                text = fh.read()
-            out, pos = [], 0
-            for m in CITE.finditer(text):
-                name = m.group("name").rstrip(".")
-                if (m.group("at") or m.group("tail") or name in PROSE or
-                        m.group("ver") and m.group("ver") != "1.19" or
-                        name in NEWER_GO or re.search(r"\.(go|s)$", name) or
-                        name in go.packages):
-                    continue
-                rel = os.path.relpath(path, root).replace(os.sep, "/")
-                pkg = os.path.dirname(rel)[len("pkg/"):] \
-                    if rel.startswith("pkg/") else "runtime"
-                where = go.locate(name, "windows" if "windows" in f else
-                                  "linux", pkg)
-                line = text.count("\n", 0, m.start()) + 1
-                if where is None:
-                    left.append(f"{os.path.relpath(path, root)}:{line}: "
-                                f"Go's {name}")
-                    continue
-                end = m.start("name") + len(name)
-                out.append(text[pos:end])
-                out.append(f" ({where[0]}:{where[1]})")
-                pos = end
-                added += 1
-            if out:
-                out.append(text[pos:])
-                with open(path, "w", encoding="utf-8") as fh:
-                    fh.write("".join(out))
+            rel = os.path.relpath(path, root).replace(os.sep, "/")
+            pkg = os.path.dirname(rel)[len("pkg/"):] \
+                if rel.startswith("pkg/") else "runtime"
+            where = go.locate(name, "windows" if "windows" in os.path.basename(path) else
+                              "linux", pkg)
+            line = text.count("\n", 0, m.start()) + 1
+            if where is None:
+                left.append(f"{os.path.relpath(path, root)}:{line}: "
+                            f"Go's {name}")
+                continue
+            end = m.start("name") + len(name)
+            out.append(text[pos:end])
+            out.append(f" ({where[0]}:{where[1]})")
+            pos = end
+            added += 1
+        if out:
+            out.append(text[pos:])
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write("".join(out))
     return added, left
 
 
