@@ -345,6 +345,11 @@ std::int32_t pollcacheFree() {
 
 std::int32_t deadlineTimersAllocated() { return dtAllocated.load(); }
 
+std::int64_t netpollSleepUntil() {
+  if (lastpoll.load(std::memory_order_acquire) != 0) return -1;
+  return pollUntil.load(std::memory_order_acquire);
+}
+
 // netpollblock mirrors Go's netpollblock (netpoll.go:499): true if IO is ready,
 // false on a deadline or close. waitio: park even if an error is already
 // pending.

@@ -106,6 +106,9 @@ std::int32_t pollcacheSize();
 std::int32_t pollcacheFree();
 // deadlineTimersAllocated: deadline timers ever allocated.
 std::int32_t deadlineTimersAllocated();
+// netpollSleepUntil: when the M blocking in netpoll wakes by itself (its
+// pollUntil; 0: no timer), or -1 if no M blocks there.
+std::int64_t netpollSleepUntil();
 
 // --- scheduler hooks ---
 bool netpollinited();

@@ -242,6 +242,35 @@ TEST_F(NetpollTest, ClearedDeadlinesLeaveTheHeap) {
 
 // netpollBreak wakes a blocking netpoll at once; several breaks cost one
 // wake-up, and a poll with no timeout returns after the break.
+// A deadline cleared while an M sleeps in netpoll until exactly its time
+// wakes that M (the M is seen asleep for the deadline first): left asleep,
+// it would count as a running M and keep checkdead from reporting the
+// deadlock that follows, for an hour.
+TEST(NetpollDeathTest, ClearedDeadlineWakesThePollerSleepingForIt) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(gort::Run(
+                  [] {
+                    std::intptr_t efd = NewPollable();
+                    int err = 0;
+                    pollDesc* pd = pollOpen(efd, &err);
+                    if (pd == nullptr) std::exit(3);
+                    constexpr std::int64_t kHour = 3'600'000'000'000;
+                    std::int64_t when = gort::os::nanotime() + kHour;
+                    pollSetDeadline(pd, when, gort::os::kPollRead);
+                    const std::int64_t deadline = gort_test::DeadlineFromNow();
+                    while (netpollSleepUntil() != when) {
+                      if (gort::Nanotime() > deadline) std::exit(4);
+                      gort::Gosched();
+                    }
+                    pollSetDeadline(pd, 0, gort::os::kPollRead);
+                    gort::Chan<int> nil;
+                    nil.Recv();
+                  },
+                  Procs(2)),
+              testing::ExitedWithCode(2),
+              "fatal error: all goroutines are asleep - deadlock!");
+}
+
 TEST_F(NetpollTest, BreakWakesBlockingPoll) {
   gort::Run(
       [] {
