@@ -107,24 +107,70 @@ std::string panicValue() {
   return "(" + type + ") " + buf;
 }
 
+// gbody runs the goroutine's function. An exception nothing in the
+// goroutine catches is a panic nobody recovers; gbody being noexcept, GCC's
+// unwinder finds no handler for it and the C++ runtime calls std::terminate
+// from the throw itself, every throwing frame still on the stack, where
+// onTerminate reports it (Go's fatalpanic (panic.go:1143) prints the panicking
+// stack as it was at the panic too). Unlike Go, which runs deferred calls
+// first, destructors between the throw and here do not run: the process ends as
+// std::terminate ends it. goexitUnwind is the one exception caught.
+void gbody(G* gp) noexcept {
+  try {
+    std::move(gp->fn)();
+  } catch (const goexitUnwind&) {
+    // Run ended while this goroutine was parked; its stack has unwound.
+  }
+}
+
+// gbodyCatching is gbody where terminateAtThrow is false: the exception is
+// caught after its frames have unwound, so the report has no throwing frame.
+void gbodyCatching(G* gp) {
+  try {
+    std::move(gp->fn)();
+  } catch (const goexitUnwind&) {
+  } catch (...) {
+    std::string v = panicValue();
+    fatalpanic(v.c_str(), gp->goid);
+  }
+}
+
 // grun runs the goroutine's function and ends the goroutine; goexit1
 // returns only on a backend whose contexts outlive their goroutines
 // (fibres), when the G is reused (see gentry).
 void grun() {
   G* gp = getg();
-  try {
-    std::move(gp->fn)();
-  } catch (const goexitUnwind&) {
-    // Run ended while this goroutine was parked; its stack has unwound.
-  } catch (...) {
-    std::string v = panicValue();
-    fatalpanic(v.c_str(), getg()->goid);
+  if (os::terminateAtThrow()) {
+    gbody(gp);
+  } else {
+    gbodyCatching(gp);
   }
   getg()->fn = nullptr;  // destroys the closure's captures on this stack
   goexit1();
 }
 
+std::terminate_handler prevTerminate = nullptr;
+
+// onTerminate: std::terminate on a goroutine with an exception in flight is
+// an unrecovered panic (gbody); anything else is the program's own business.
+[[noreturn]] void onTerminate() {
+  G* gp = getcurg();
+  if (gp != nullptr && std::current_exception() != nullptr) {
+    std::string v = panicValue();
+    fatalpanic(v.c_str(), gp->goid);
+  }
+  if (prevTerminate != nullptr) prevTerminate();
+  std::abort();
+}
+
 }  // namespace
+
+void initTerminateHandler() {
+  static bool done = false;
+  if (done) return;
+  done = true;
+  prevTerminate = std::set_terminate(onTerminate);
+}
 
 // gentry is the bottom frame of every goroutine context (Go's goexit
 // (stubs.go:299) frame plus the call of the goroutine's function). On POSIX

@@ -63,8 +63,12 @@ void initFaultHandler() {
 #endif
 }
 
-void dieFatal() {
-  tracebackFatal();
+void dieFatal(throwType t) {
+  tracebackFatal(t);
+  exitFatal();
+}
+
+void exitFatal() {
   const char* tb = os::getenv("GOTRACEBACK");
   if (tb != nullptr && std::strcmp(tb, "crash") == 0) os::crash();
   os::exit(2);
@@ -78,7 +82,12 @@ void printFatal(const char* msg) {
 
 void throw_(const char* msg) {
   printFatal(msg);
-  dieFatal();
+  dieFatal(throwType::runtime);
+}
+
+void fatal(const char* msg) {
+  printFatal(msg);
+  dieFatal(throwType::user);
 }
 
 void throwErrno(const char* msg, int err) {
@@ -96,7 +105,7 @@ void fatalpanic(const char* msg, std::int64_t goid) {
   printErr("\n\ngoroutine ");
   printErrInt(goid);
   printErr(" [running]:\n");
-  dieFatal();
+  dieFatal(throwType::none);
 }
 
 }  // namespace gort::runtime

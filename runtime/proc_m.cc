@@ -320,17 +320,9 @@ void checkdead() {
   for (std::int32_t i = 0; i < n; i++) {
     if (allp[i]->timer0When.load(std::memory_order_acquire) != 0) return;
   }
-  printFatal("all goroutines are asleep - deadlock!");
-  lock(&allglock);
-  for (G* gp = allgs; gp != nullptr; gp = gp->alllink) {
-    if (readgstatus(gp) != _Gwaiting) continue;
-    printErr("\ngoroutine ");
-    printErrInt(gp->goid);
-    printErr(" [");
-    printErr(waitReasonString(gp->waitreason));
-    printErr("]:\n");
-  }
-  dieFatal();
+  // Every goroutine with its frames, in goroutine order, as Go's fatal
+  // (panic.go:1059) prints them (sched.lock is held: the dump takes no lock).
+  fatal("all goroutines are asleep - deadlock!");
 }
 
 }  // namespace gort::runtime

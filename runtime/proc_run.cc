@@ -139,6 +139,7 @@ void schedinit(const Options& o) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   resetSched();
   initFaultHandler();
   initQuitHandler();
+  initTerminateHandler();
   parsedebugvars();
   traceStartRun();
   stackSizeSetting = stackSizeFor(o.stack_size);

@@ -32,6 +32,7 @@
 // GOTRACEBACK=system or crash, or in a SIGQUIT dump, as in Go.
 #include "traceback.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <unordered_map>
@@ -88,6 +89,8 @@ bool isRuntimeFrame(const std::string& f) {
          startsWith(f, "gort::Stack(") || startsWith(f, "std::__invoke") ||
          startsWith(f, "std::invoke<") ||
          f.find("internal_any_invocable::") != std::string::npos ||
+         // The closure glue; its demangled name starts with a return type.
+         f.find("gort::internal::Func::") != std::string::npos ||
          startsWith(f, "gort_unwind_parked") ||
          startsWith(f, "jump_fcontext") || startsWith(f, "make_fcontext") ||
          startsWith(f, "gort_gogo") || startsWith(f, "gort_gostart") ||
@@ -95,6 +98,7 @@ bool isRuntimeFrame(const std::string& f) {
          startsWith(f, "__invoke") || startsWith(f, "invoke<") ||
          startsWith(f, "InvokeR<") || startsWith(f, "LocalInvoker<") ||
          startsWith(f, "RemoteInvoker<") || f == "grun" || f == "gentry" ||
+         f == "gbody" || f == "gbodyCatching" || f == "onTerminate" ||
          f == "tracebackSelf" || f == "mcall" || f == "gopark";
 }
 
@@ -103,7 +107,9 @@ constexpr int kMaxInlined = 16;
 // appendFrame appends one frame as Go prints it: "function\n\tfile:line
 // +0xoff\n" (no offset for an inlined call).
 void appendFrame(std::string* s, const os::Symbol& sym, std::uintptr_t pc) {
-  *s += sym.function.empty() ? std::string("?") : sym.function;
+  // GCC's " [clone .cold]" (a function's split-off part) is the function.
+  std::size_t clone = sym.function.find(" [clone ");
+  *s += sym.function.empty() ? std::string("?") : sym.function.substr(0, clone);
   *s += "\n\t";
   if (!sym.file.empty()) {
     *s += sym.file;
@@ -136,6 +142,26 @@ const std::string& frameText(Printer* p, std::uintptr_t pc) {
     appendFrame(&s, syms[i], pc);
   }
   return s;
+}
+
+// framesAfterThrow: where a panicking goroutine's own frames start in pcs
+// (the throw's caller): a goroutine that throws past gbody reaches
+// std::terminate from the throw itself (gbody in gogo.cc), so the innermost
+// frames are the terminate handler's and the C++ runtime's. 0 when no throw
+// is on the stack (the exception was caught after unwinding).
+int framesAfterThrow(const std::uintptr_t* pcs, int n) {
+  os::Symbol syms[kMaxInlined];
+  for (int i = 0; i < n; i++) {
+    int k = os::symbolize(pcs[i], syms, kMaxInlined);
+    for (int j = 0; j < k; j++) {
+      const std::string& f = syms[j].function;
+      if (f == "__cxa_throw" || f == "__cxa_rethrow" ||
+          startsWith(f, "std::rethrow_exception")) {
+        return i + 1;  // the throw's caller
+      }
+    }
+  }
+  return 0;
 }
 
 void printFrames(Printer* p, const std::uintptr_t* pcs, int n) {
@@ -214,6 +240,7 @@ void goroutineheader(Printer* p, G* gp, std::uint32_t status, bool self) {
 // One goroutine as the frozen phase records it; printed after the thaw, so
 // symbolizing (slow) does not keep goroutines from running.
 struct Record {
+  std::int64_t goid = 0;
   std::string header;
   int n = 0;  // frames in pcs; -1: this target cannot walk; -2: running
   std::uintptr_t pcs[kMaxFrames];
@@ -239,6 +266,7 @@ bool record1(Printer* p, G* gp, Record* r) {
   h.now = p->now;
   goroutineheader(&h, gp, status, false);
   r->header = std::move(h.out);
+  r->goid = gp->goid.load(std::memory_order_relaxed);
   r->gp = gp;
   r->n = 0;
   if (status == _Gwaiting || status == _Grunnable) {
@@ -313,8 +341,9 @@ void freezetheworld(LockMode mode) ABSL_NO_THREAD_SAFETY_ANALYSIS {
 void thawtheworld() { dumpFreezing.store(false, std::memory_order_seq_cst); }
 
 // tracebackothers mirrors Go's tracebackothers (traceback.go:1041): every
-// goroutine but me, walked frozen, printed after; thaws unless the process is
-// ending.
+// goroutine but me, walked frozen, printed after in goroutine order (Go's
+// allgs is in creation order; gort's list is newest first); thaws unless the
+// process is ending.
 void tracebackothers(Printer* p, G* me,
                      LockMode mode) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   std::vector<Record> records;
@@ -327,6 +356,8 @@ void tracebackothers(Printer* p, G* me,
   }
   release(&allglock, held);
   if (mode == LockMode::kLock) thawtheworld();
+  std::sort(records.begin(), records.end(),
+            [](const Record& a, const Record& b) { return a.goid < b.goid; });
   for (const Record& r : records) printRecord(p, r);
 }
 
@@ -356,7 +387,7 @@ void dumpAndQuit() ABSL_NO_THREAD_SAFETY_ANALYSIS {
     if (!p.out.empty()) p.out.erase(0, 1);  // no blank line first
     os::writeErr(p.out.data(), p.out.size());
   }
-  dieFatal();
+  exitFatal();
 }
 
 void dumper(void*) {
@@ -394,24 +425,27 @@ int gotraceback(bool* crash) {
   return 1;
 }
 
-void tracebackFatal() {
+void tracebackFatal(throwType t) {
   bool crash = false;
   int level = gotraceback(&crash);
   if (level == 0 || !running.load()) return;
   G* me = getcurg();
   Printer p;
-  p.showRuntime = level >= 3;
+  p.showRuntime = level >= 3 || t == throwType::runtime;
   p.now = os::nanotimeCoarse();
   if (me != nullptr) {
-    // fatalpanic has printed the header; the frames are those of the
-    // handler that caught the exception (C++ has unwound the throw).
+    // fatalpanic or throw_ has printed the header.
     std::uintptr_t pcs[kMaxFrames];
     char* lo = static_cast<char*>(me->stack.base) + me->stack.guard;
     char* hi = static_cast<char*>(me->stack.base) + me->stack.size;
-    printFrames(&p, pcs, os::tracebackSelf(lo, hi, pcs, kMaxFrames));
+    int n = os::tracebackSelf(lo, hi, pcs, kMaxFrames);
+    int from = t == throwType::none ? framesAfterThrow(pcs, n) : 0;
+    printFrames(&p, pcs + from, n - from);
     printCreatedBy(&p, me);
   }
-  if (level >= 2) tracebackothers(&p, me, LockMode::kNone);
+  if (t != throwType::none || level >= 2) {
+    tracebackothers(&p, me, LockMode::kNone);
+  }
   os::writeErr(p.out.data(), p.out.size());
 }
 

@@ -5,6 +5,7 @@
 
 #include <atomic>
 
+#include "panic.h"
 #include "runtime2.h"
 
 namespace gort::runtime {
@@ -29,8 +30,10 @@ inline void executeLeave(M* mp) {
 // level (0 none, 1 single, 2 all, 3 system), and whether it asks for a crash.
 int gotraceback(bool* crash);
 // tracebackFatal prints, on a fatal error, the running goroutine's stack
-// (level >= 1) and every other goroutine (level >= 2); takes no lock.
-void tracebackFatal();
+// (from the throw, for a panic) and every other goroutine (for a fatal error,
+// or a panic at level >= 2), as Go's dopanic_m (panic.go:1243) does; takes no
+// lock.
+void tracebackFatal(throwType t);
 // initQuitHandler installs the SIGQUIT dump, once per process.
 void initQuitHandler();
 

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <ostream>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -68,6 +69,49 @@ class ContainsAllMatcher
       new ContainsAllMatcher(std::move(want), std::move(unwanted)));
 }
 
+// A death test's output matcher: each string in `want` occurs exactly once,
+// in the order given (a report prints each goroutine once, in goroutine
+// order).
+class InOrderOnceMatcher
+    : public ::testing::MatcherInterface<const std::string&> {
+ public:
+  explicit InOrderOnceMatcher(std::vector<std::string> want)
+      : want_(std::move(want)) {}
+  bool MatchAndExplain(const std::string& s,
+                       ::testing::MatchResultListener* l) const override {
+    std::size_t at = 0;
+    for (const std::string& w : want_) {
+      std::size_t i = s.find(w);
+      if (i == std::string::npos) {
+        *l << "missing \"" << w << "\"";
+        return false;
+      }
+      if (s.find(w, i + 1) != std::string::npos) {
+        *l << "\"" << w << "\" more than once";
+        return false;
+      }
+      if (i < at) {
+        *l << "\"" << w << "\" out of order";
+        return false;
+      }
+      at = i + w.size();
+    }
+    return true;
+  }
+  void DescribeTo(std::ostream* os) const override {
+    *os << "has once and in this order";
+    for (const std::string& w : want_) *os << " \"" << w << "\"";
+  }
+
+ private:
+  std::vector<std::string> want_;
+};
+
+::testing::Matcher<const std::string&> InOrderOnce(
+    std::vector<std::string> want) {
+  return ::testing::MakeMatcher(new InOrderOnceMatcher(std::move(want)));
+}
+
 // EXPECT_THAT-like check for one substring.
 #define EXPECT_CONTAINS(s, sub)               \
   EXPECT_NE((s).find(sub), std::string::npos) \
@@ -92,6 +136,11 @@ constexpr bool kFrames = false;
 }
 [[gnu::noinline]] void ParkedInSleep() {
   gort::Sleep(1h);
+  asm volatile("" : : : "memory");
+}
+[[gnu::noinline]] void ThrowsBoom(int depth) {
+  if (depth == 0) throw std::runtime_error("boom");
+  ThrowsBoom(depth - 1);
   asm volatile("" : : : "memory");
 }
 [[gnu::noinline]] void ParkedInMutexLock(gort::Mutex* mu) {
@@ -479,6 +528,57 @@ TEST_F(TracebackDeathTest, GotracebackAllOnPanicPrintsOtherGoroutines) {
       kFrames ? ContainsAll({"panic: boom", "[chan receive]:\n",
                              "ParkedInChanRecv(gort::Chan<int>)"})
               : ContainsAll({"panic: boom", "[chan receive]:\n"}));
+}
+
+// Go's deadlock report (checkdead's fatal): every goroutine once, in goroutine
+// order, each with its frames, whatever GOTRACEBACK says above none.
+TEST_F(TracebackDeathTest, DeadlockShowsEveryGoroutineOnceInOrderWithFrames) {
+  for (const char* tb : {"", "single", "all"}) {
+    std::vector<std::string> want = {
+        "fatal error: all goroutines are asleep - deadlock!\n\ngoroutine 1 "
+        "[chan receive]:\n"};
+    if (kFrames) want.push_back("ParkedInChanRecv(gort::Chan<int>)");
+    want.push_back(" [select]:\n");
+    if (kFrames)
+      want.push_back("ParkedInSelect(gort::Chan<int>, gort::Chan<int>)");
+    EXPECT_EXIT(
+        {
+          setenv("GOTRACEBACK", tb, 1);
+          RunGuarded(
+              [] {
+                auto c = gort::MakeChan<int>();
+                auto d = gort::MakeChan<int>();
+                gort::Go([c, d] { ParkedInSelect(c, d); });
+                ParkedInChanRecv(c);  // deadlock: everyone asleep
+              },
+              Procs(1));
+          std::_Exit(5);
+        },
+        ::testing::ExitedWithCode(2), InOrderOnce(want))
+        << "GOTRACEBACK=" << tb;
+  }
+}
+
+// An unrecovered panic shows the goroutine as it was at the throw, the
+// throwing function first, as Go's panic report does (where the C++ runtime
+// lets gort see it: os::terminateAtThrow).
+TEST_F(TracebackDeathTest, PanicShowsTheThrowingFrames) {
+  std::vector<std::string> want = {"panic: boom\n\ngoroutine "};
+  if (kFrames) {
+    want.push_back(" [running]:\n(anonymous namespace)::ThrowsBoom(int)\n");
+    want.push_back("created by ");
+  }
+  EXPECT_EXIT(
+      {
+        RunGuarded(
+            [] {
+              gort::Go([] { ThrowsBoom(3); });
+              for (;;) gort::Sleep(1ms);
+            },
+            Procs(1));
+        std::_Exit(5);
+      },
+      ::testing::ExitedWithCode(2), InOrderOnce(want));
 }
 
 }  // namespace

@@ -172,6 +172,8 @@ bool stackAlloc(Stack* s, std::size_t size, ContextEntry entry) {
 
 bool stacksShareable() { return true; }
 
+bool terminateAtThrow() { return true; }
+
 bool stackIntact(const Stack* s) {
   const std::uintptr_t* c = s->canary;
   if (c == nullptr) return true;

@@ -76,6 +76,9 @@ void stackFree(Stack* s) {
 // stacksShareable: a fibre resumes only in its own G's loop.
 bool stacksShareable() { return false; }
 
+// terminateAtThrow: not relied on under SEH; goroutines catch instead.
+bool terminateAtThrow() { return false; }
+
 // stackIntact: fibre stacks always have Windows' guard page, no canary.
 bool stackIntact(const Stack*) { return true; }
 

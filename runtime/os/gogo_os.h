@@ -63,6 +63,13 @@ void stackFree(Stack* s);
 void stackFreeAll(bool retain,
                   void (*beforeUnmap)(void* base, std::size_t size));
 
+// terminateAtThrow: an exception that leaves a noexcept function calls
+// std::terminate from the throw itself, before any frame is unwound (GCC's
+// two-phase unwinding fails in its search phase there), so the throwing
+// frames can still be walked; false where that is not relied on (Windows'
+// SEH unwinding).
+bool terminateAtThrow();
+
 // newContext: the context that starts a goroutine at s's entry. A backend
 // whose stacks come with their own context (fibres) returns that one, which
 // on a reused stack resumes where the last goroutine left it: the entry
