@@ -1,0 +1,3 @@
+// expect: MakeChan<void>: use MakeChan<std::monostate>\(\)
+#include "gort/gort.h"
+void F() { auto c = gort::MakeChan<void>(); }
