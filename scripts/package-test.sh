@@ -68,7 +68,7 @@ run() {  # run name cmd...: exit 0 and some output on stdout
   [ -n "$text" ] || fail "$name printed nothing"
   printf '%s\n' "$text" | sed "s/^/  $name: /"
 }
-for e in hello pipeline workerpool; do
+for e in hello pipeline workerpool errgroup; do
   run "$e" "$out/consumer/$e"
 done
 

@@ -16,7 +16,9 @@ bool ExitUnwinding();
 
 // Runs fn when the scope ends, normally or by an exception, as Go's `defer
 // fn()` runs at function return or panic; not when Run's end unwinds a
-// goroutine that main left behind (Go's exit runs no defers).
+// goroutine that main left behind (Go's exit runs no defers), nor for an
+// exception nothing catches, which ends the program at the throw (unlike
+// Go, which runs deferred calls before printing the panic).
 template <class F>
 class [[nodiscard]] Defer {
  public:
