@@ -74,7 +74,8 @@ qemu_ok() {
 }
 
 install_deps() {
-  local want=(g++-mingw-w64-x86-64-posix wine64)
+  # wine: the /usr/bin/wineserver wrapper (only recommended by wine64).
+  local want=(g++-mingw-w64-x86-64-posix wine64 wine)
   local t need386=0
   for t in "${targets[@]}"; do [ "$t" = 386 ] && need386=1; done
   [ $need386 = 1 ] && want+=(g++-mingw-w64-i686-posix wine32:i386)
