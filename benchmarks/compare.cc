@@ -140,6 +140,9 @@ constexpr Benchmark kBenchmarks[] = {
     Loop("Spawn", gort::bench::Spawn, Goal::kRatio, 0.5),
     Sized("SpawnBurst", gort::bench::SpawnBurst, gort::bench::kSpawnBurst,
           Goal::kRatio, 0.8),
+    // Issue 27: a burst whose goroutines stay parked (time and peak RSS).
+    Sized("ParkBurst", gort::bench::ParkBurst, gort::bench::kParkBurst,
+          Goal::kRatio, 0.8, 1, 1.0),
     Loop("ChanBuffered", gort::bench::ChanBuffered, Goal::kRatio, 1.0),
     Loop("Select2", gort::bench::Select2, Goal::kRatio, 1.0),
     Loop("ChanContended", gort::bench::ChanContended, Goal::kNone, 0),

@@ -26,6 +26,8 @@
 //                  measures the resident memory they take.
 //   SpawnBurst     bursts of goroutines all started before any of them runs,
 //                  then a WaitGroup wait.
+//   ParkBurst      bursts of goroutines that each send once on a buffered
+//                  channel main drains afterwards: most park first.
 //   Skynet         atemerev/skynet: a 10-ary tree of goroutines over
 //                  unbuffered channels (1 000 000 leaves by default).
 #ifndef GORT_BENCHMARKS_SCHED_LOOPS_H_
@@ -263,6 +265,34 @@ inline void SpawnBurst(std::int64_t n, std::int64_t burst = kSpawnBurst) {
       gort::Go([w = &wg] { w->Done(); });
     }
     wg.Wait();
+    left -= k;
+  }
+}
+
+// ParkBurst's default burst.
+inline constexpr std::int64_t kParkBurst = 100'000;
+
+// ParkBurst's channel capacity.
+inline constexpr std::size_t kParkBurstCap = 1024;
+
+// ParkBurst: the main goroutine starts `burst` goroutines that each send
+// once on a channel of capacity 1024, then receives every value: the first
+// 1024 senders fill the buffer and the rest park, so unlike SpawnBurst most
+// goroutines are alive, parked, at once (their stacks all in use). Repeated
+// until n goroutines in all; an op is one goroutine started, parked and
+// drained.
+inline void ParkBurst(std::int64_t n, std::int64_t burst = kParkBurst) {
+  auto ch = gort::MakeChan<std::int64_t>(kParkBurstCap);
+  for (std::int64_t left = n; left > 0;) {
+    const std::int64_t k = left < burst ? left : burst;
+    for (std::int64_t i = 0; i < k; ++i) {
+      gort::Go([ch, i] { ch.Send(i); });
+    }
+    std::int64_t sum = 0;
+    for (std::int64_t i = 0; i < k; ++i) sum += ch.Recv();
+    if (sum != k * (k - 1) / 2) {
+      sched_internal::Fail("ParkBurst: a value was lost or doubled");
+    }
     left -= k;
   }
 }

@@ -337,6 +337,40 @@ func spawnBurst(n, burst int64) {
 	}
 }
 
+// parkBurstDefault is parkBurst's default burst; parkBurstCap its channel's
+// capacity.
+const (
+	parkBurstDefault = 100000
+	parkBurstCap     = 1024
+)
+
+// parkBurst: the main goroutine starts burst goroutines that each send once
+// on a channel of capacity 1024, then receives every value, so most of them
+// park first. Repeated until n goroutines in all; an op is one goroutine
+// started, parked and drained.
+func parkBurst(n, burst int64) {
+	ch := make(chan int64, parkBurstCap)
+	for left := n; left > 0; {
+		k := burst
+		if left < k {
+			k = left
+		}
+		for i := int64(0); i < k; i++ {
+			go func(i int64) {
+				ch <- i
+			}(i)
+		}
+		var sum int64
+		for i := int64(0); i < k; i++ {
+			sum += <-ch
+		}
+		if sum != k*(k-1)/2 {
+			fail("ParkBurst: a value was lost or doubled")
+		}
+		left -= k
+	}
+}
+
 // skynetLeavesDefault is skynet's default number of leaves.
 const skynetLeavesDefault = 1000000
 

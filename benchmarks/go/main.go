@@ -61,6 +61,7 @@ var benchmarks = []benchmark{
 	{name: "MutexUncontended", loop: mutexUncontended},
 	{name: "FanOut", loop: fanOut},
 	{name: "SpawnBurst", sized: spawnBurst, size: spawnBurstDefault},
+	{name: "ParkBurst", sized: parkBurst, size: parkBurstDefault},
 	{name: "Skynet", sized: skynet, size: skynetLeavesDefault},
 	{name: "TCPPingPong", loop: tcpPingPong},
 	{name: "TCPPingPong100", loop: tcpPingPong100},
@@ -160,7 +161,7 @@ func main() {
 	name := flag.String("bench", "", "the benchmark to run (see -list)")
 	benchtime := flag.String("benchtime", "1s", "target time of the last timed run (e.g. 500ms), or a fixed count such as 100x")
 	procs := flag.Int("procs", 0, "GOMAXPROCS (0: leave as set by $GOMAXPROCS)")
-	goroutines := flag.Int64("goroutines", 0, "Park: goroutines to park; SpawnBurst: the burst; Skynet: the leaves (0: the default)")
+	goroutines := flag.Int64("goroutines", 0, "Park: goroutines to park; SpawnBurst, ParkBurst: the burst; Skynet: the leaves (0: the default)")
 	list := flag.Bool("list", false, "list the benchmarks and exit")
 	version := flag.Bool("version", false, "print the Go version and exit")
 	flag.Parse()
