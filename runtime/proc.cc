@@ -124,6 +124,8 @@ std::int32_t gcount() {
 void allgadd(G* gp) {
   lock(&allglock);
   gp->alllink = allgs;
+  gp->allprev = nullptr;
+  if (allgs != nullptr) allgs->allprev = gp;
   allgs = gp;
   unlock(&allglock);
 }
@@ -167,9 +169,11 @@ G* newproc1(internal::Func fn, G* callergp, const void* gopc) {
 namespace {
 // gFreeNAdd: sched.gFreeN changes only under sched.gFreeLock; it is atomic
 // so that gfget may see it is zero without the lock.
+// It also keeps gFreeLow, the scavenger's low-water mark.
 void gFreeNAdd(std::int32_t d) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.gFreeLock) {
-  sched.gFreeN.store(sched.gFreeN.load(std::memory_order_relaxed) + d,
-                     std::memory_order_relaxed);
+  std::int32_t n = sched.gFreeN.load(std::memory_order_relaxed) + d;
+  sched.gFreeN.store(n, std::memory_order_relaxed);
+  if (n < sched.gFreeLow) sched.gFreeLow = n;
 }
 }  // namespace
 
@@ -226,6 +230,112 @@ G* gfget(P* pp) {
   return gp;
 }
 
+namespace {
+// allgremove takes gp off allgs (Go never frees a G).
+void allgremove(G* gp) ABSL_EXCLUSIVE_LOCKS_REQUIRED(allglock) {
+  if (gp->allprev != nullptr) {
+    gp->allprev->alllink = gp->alllink;
+  } else {
+    allgs = gp->alllink;
+  }
+  if (gp->alllink != nullptr) gp->alllink->allprev = gp->allprev;
+  gp->alllink = gp->allprev = nullptr;
+}
+
+// gfreeidle frees a list of idle free Gs and their stacks, taking allglock
+// a batch at a time so that a goroutine dump or checkdead waits little.
+void gfreeidle(G* list) {
+  constexpr int kBatch = 256;
+  while (list != nullptr) {
+    G* batch = list;
+    G* last = nullptr;
+    lock(&allglock);
+    for (int i = 0; i < kBatch && list != nullptr; i++) {
+      allgremove(list);
+      last = list;
+      list = list->schedlink;
+    }
+    unlock(&allglock);
+    last->schedlink = nullptr;
+    std::int64_t stacks = 0, gs = 0;
+    for (G* gp = batch; gp != nullptr; gs++) {
+      G* next = gp->schedlink;
+      if (gp->stack.base != nullptr) {
+        stackrelease(&gp->stack);
+        stacks++;
+      }
+      racefree(gp);
+      delete gp;
+      gp = next;
+    }
+    sched.gsFreed.fetch_add(gs, std::memory_order_relaxed);
+    sched.stacksReleased.fetch_add(stacks, std::memory_order_relaxed);
+  }
+}
+}  // namespace
+
+namespace {
+// sudogscavenge: the sudogs at the bottom of the central cache that no
+// acquireSudog took since the last look (Go empties the central sudog cache
+// at each GC, clearpools (mgc.go:1587)); true if it freed any.
+bool sudogscavenge() {
+  lock(&sched.sudoglock);
+  std::int32_t n = sched.nsudogcache;
+  std::int32_t low = sched.sudogLow < n ? sched.sudogLow : n;
+  sudog* idle = nullptr;
+  if (low > 0) {
+    sudog** link = &sched.sudogcache;
+    for (std::int32_t i = 0; i < n - low; i++) link = &(*link)->next;
+    idle = *link;
+    *link = nullptr;
+    sched.nsudogcache -= low;
+  }
+  sched.sudogLow = sched.nsudogcache;
+  unlock(&sched.sudoglock);
+  for (sudog* s = idle; s != nullptr;) {
+    sudog* next = s->next;
+    freeSudog(s);
+    s = next;
+  }
+  return idle != nullptr;
+}
+}  // namespace
+
+// gscavenge plays the part of two things Go does: free dead Gs' stacks at
+// each GC (markrootFreeGStacks (mgcmark.go:293)) and return free memory to the
+// OS in the background (bgscavenge (mgcscavenge.go:613)): every
+// GODEBUG=scavenge ms, sysmon takes the Gs at the bottom of the global free
+// list that none of gfget's takes reached since its last look (the list is
+// LIFO, so they idled the whole period) and frees them with their stacks.
+// A burst's Gs come back after two periods at most; a steady load reuses the
+// top of the list and loses nothing. The Ps' own lists (up to
+// kGFreeLocalMax Gs each) and stack caches are left alone, as Go leaves its
+// per-P caches.
+void gscavenge(std::int64_t now) {
+  if (debug.scavenge <= 0) return;
+  if (now - sched.lastScavenge < std::int64_t{debug.scavenge} * 1000000) return;
+  sched.lastScavenge = now;
+  bool freed = sudogscavenge();
+  G* idle = nullptr;
+  lock(&sched.gFreeLock);
+  std::int32_t n = sched.gFreeN.load(std::memory_order_relaxed);
+  std::int32_t low = sched.gFreeLow < n ? sched.gFreeLow : n;
+  if (low > 0) {
+    G** link = &sched.gFree;
+    for (std::int32_t i = 0; i < n - low; i++) link = &(*link)->schedlink;
+    idle = *link;
+    *link = nullptr;
+    gFreeNAdd(-low);
+  }
+  sched.gFreeLow = sched.gFreeN.load(std::memory_order_relaxed);
+  unlock(&sched.gFreeLock);
+  freed |= idle != nullptr;
+  gfreeidle(idle);
+  // The heap memory of what was freed back to the OS too (as bgscavenge
+  // (mgcscavenge.go:613) returns free heap pages).
+  if (freed) os::heapRelease();
+}
+
 // gfpurge mirrors Go's gfpurge (proc.go:4342): a destroyed P's free Gs go
 // global.
 void gfpurge(P* pp) {
@@ -275,6 +385,9 @@ sudog* acquireSudog(P* pp) {
       sched.sudogcache = s->next;
       s->next = nullptr;
       pp->sudogcache[pp->nsudog++] = s;
+      sched.nsudogcache--;
+      if (sched.nsudogcache < sched.sudogLow)
+        sched.sudogLow = sched.nsudogcache;
     }
     unlock(&sched.sudoglock);
     if (pp->nsudog == 0) pp->sudogcache[pp->nsudog++] = newSudog();
@@ -292,6 +405,7 @@ void releaseSudog(sudog* s, P* pp) {
   if (pp->nsudog == kSudogCacheSize) {
     sudog* first = nullptr;
     sudog* last = nullptr;
+    std::int32_t moved = pp->nsudog - kSudogCacheSize / 2;
     while (pp->nsudog > kSudogCacheSize / 2) {
       sudog* p = pp->sudogcache[--pp->nsudog];
       if (first == nullptr) {
@@ -304,6 +418,7 @@ void releaseSudog(sudog* s, P* pp) {
     lock(&sched.sudoglock);
     last->next = sched.sudogcache;
     sched.sudogcache = first;
+    sched.nsudogcache += moved;
     unlock(&sched.sudoglock);
   }
   pp->sudogcache[pp->nsudog++] = s;

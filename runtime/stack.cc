@@ -56,6 +56,14 @@ void stackcheck(G* gp) {
 // stackfree mirrors Go's stackfree (stack.go:447): s's G is being freed.
 void stackfree(os::Stack* s) { os::stackFree(s); }
 
+// stackrelease: an idle G's stack goes back to the OS during the Run (the
+// scavenger, proc.cc's gscavenge; Go frees dead Gs' stacks at each GC,
+// markrootFreeGStacks (mgcmark.go:293), and its scavenger returns the pages).
+void stackrelease(os::Stack* s) {
+  racestackfree(s->base, s->size);
+  os::stackRelease(s);
+}
+
 // stackfreeall returns every stack to the OS when Run ends; with retain, a
 // thread abandoned in a syscall still runs on one of them, so they are kept
 // mapped for good instead.

@@ -153,7 +153,11 @@ TEST_F(NetTest, DialTriesEachAddress) {
       return;  // no IPv6 loopback on this machine
     }
     std::string port = gort::net::SplitHostPort(ln.Addr()).second;
-    gort::Go([&ln] { ln.Accept(); });
+    gort::Chan<int> accepted = gort::MakeChan<int>(1);
+    gort::Go([&ln, accepted]() mutable {
+      ln.Accept();
+      accepted.Send(1);
+    });
     Conn c;
     try {
       c = gort::net::Dial("tcp", "localhost:" + port);
@@ -161,6 +165,7 @@ TEST_F(NetTest, DialTriesEachAddress) {
       FAIL() << e.what();
     }
     EXPECT_EQ(c.RemoteAddr(), "[::1]:" + port);
+    accepted.Recv();
     // Nothing on either: the first address's error.
     ln.Close();
     try {

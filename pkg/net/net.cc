@@ -102,9 +102,9 @@ Error addrError(const std::string& op, const std::string& net,
   return plainError(op + " " + net + ": address " + addr + ": " + why);
 }
 
-// unexpectedAddr: Go's Listen of a datagram network or ListenPacket of a
-// stream one (net/dial.go:714): "listen udp 127.0.0.1:0: address
-// 127.0.0.1:0: unexpected address type".
+// unexpectedAddr: the error of Go's ListenConfig.Listen (net/dial.go:624) for
+// a datagram network (and of its ListenPacket for a stream one): "listen udp
+// :0: address :0: unexpected address type".
 Error unexpectedAddr(const std::string& net, const target& t,
                      std::string_view address) {
   std::string la = t.text;  // Go prints an empty host's address as ":port"
@@ -145,7 +145,7 @@ bool splitHostPort(std::string_view hp, std::string* host, std::string* port,
   return true;
 }
 
-// netKind: what a network name means (Go's parseNetwork (net/dial.go:140)).
+// netKind: what a network name means (Go's parseNetwork (net/dial.go:168)).
 struct netKind {
   bool known = false;
   bool unix = false;
@@ -219,7 +219,7 @@ std::vector<os::IPAddr> hostIPs(const std::string& op, const std::string& net,
 }
 
 // resolveAll turns network and address into the socket addresses it stands
-// for (Go's resolveAddrList (net/dial.go:229)), or throws.
+// for (Go's resolveAddrList (net/dial.go:203)), or throws.
 std::vector<target> resolveAll(const std::string& op, const std::string& net,
                                std::string_view address, bool listening) {
   std::string addr(address);
@@ -261,8 +261,8 @@ std::vector<target> resolveAll(const std::string& op, const std::string& net,
   return out;
 }
 
-// resolve: the first of resolveAll's addresses (Go's addrList.first for a
-// listener).
+// resolve: the first of resolveAll's addresses (Go's addrList.first
+// (net/ipsock.go:99) for a listener).
 target resolve(const std::string& op, const std::string& net,
                std::string_view address, bool listening) {
   return resolveAll(op, net, address, listening).front();
@@ -360,10 +360,10 @@ int ctxErr(const Context* ctx) {
 }
 
 // dialOne dials one address: with ctx, the connect is also interrupted when
-// ctx is done, as Go's netFD.connect does it: a goroutine waiting on ctx.Done
+// ctx is done, as Go's netFD.connect (net/fd_unix.go:55) does it: a goroutine waiting on ctx.Done
 // moves the write deadline into the past, which wakes the connect. A datagram
 // socket's connect only sets its peer (plain connect(2) on every OS, as Go's
-// canUseConnectEx (net/fd_windows.go:38) keeps ConnectEx to TCP).
+// canUseConnectEx (net/fd_windows.go:27) keeps ConnectEx to TCP).
 Conn dialOne(const std::string& net, const target& t, std::int64_t deadline,
              const Context* ctx) {
   if (int cerr = ctxErr(ctx))
@@ -410,7 +410,7 @@ Conn dialOne(const std::string& net, const target& t, std::int64_t deadline,
   return internal::access::conn(c);
 }
 
-// partialDeadline mirrors Go's partialDeadline (net/dial.go:196): the share
+// partialDeadline mirrors Go's partialDeadline (net/dial.go:138): the share
 // of what is left before deadline that one of `left` addresses gets, at
 // least 2 s where there is that much; 0 (none) stays none, and -1 means it
 // has passed.
@@ -427,7 +427,7 @@ std::int64_t partialDeadline(std::int64_t now, std::int64_t deadline,
   return now + timeout;
 }
 
-// dial mirrors Go's dialSerial (net/dial.go:562): each address in turn, each
+// dial mirrors Go's dialSerial (net/dial.go:523): each address in turn, each
 // with its share of the deadline, until one connects; the first address's
 // error if none does. A done ctx stops it between addresses.
 Conn dial(std::string_view network, std::string_view address,
@@ -713,7 +713,8 @@ packetImpl* needPacket(packetImpl* c, const char* op) {
   return c;
 }
 
-// setPacketDeadline: Go's UDPConn.SetDeadline and friends for mode.
+// setPacketDeadline: Go's conn.SetDeadline (net/net.go:235) and friends for
+// mode.
 void setPacketDeadline(packetImpl* c, std::chrono::steady_clock::time_point t,
                        int mode) {
   if (int err = pi::fdSetDeadline(c->fd, pi::fdDeadline(t), mode)) {
@@ -753,7 +754,7 @@ std::size_t PacketConn::ReadFrom(void* buf, std::size_t n, std::string* addr) {
   packetImpl* c = needPacket(impl_, "read");
   std::size_t got = 0;
   os::SockAddr from;
-  // Go's UDPConn.ReadFrom (net/udpsock.go:151): "read udp <laddr>: recvfrom:
+  // Go's UDPConn.ReadFrom (net/udpsock.go:157): "read udp <laddr>: recvfrom:
   // <err>".
   if (int err = pi::fdReadFrom(c->fd, buf, n, &got, &from)) {
     throw opError("read", c->net, c->laddr, "", "recvfrom", err);
@@ -767,7 +768,7 @@ std::size_t PacketConn::WriteTo(const void* buf, std::size_t n,
   packetImpl* c = needPacket(impl_, "write");
   target t = resolve("write", c->net, addr, false);
   std::size_t put = 0;
-  // Go's UDPConn.WriteTo (net/udpsock.go:211): "write udp <laddr>-><addr>:
+  // Go's UDPConn.WriteTo (net/udpsock.go:235): "write udp <laddr>-><addr>:
   // sendto: <err>".
   if (int err = pi::fdWriteTo(c->fd, buf, n, t.sa, &put)) {
     throw opError("write", c->net, c->laddr, t.text, "sendto", err);

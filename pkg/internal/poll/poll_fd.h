@@ -74,11 +74,11 @@ fdImpl* fdOpen(std::intptr_t sysfd, bool isFile, int* err);
 // fdRead: one read, parking until ready; *n = 0 at EOF.
 int fdRead(fdImpl* fd, void* buf, std::size_t len, std::size_t* n);
 // fdReadFrom: one datagram and its sender (Go's FD.ReadFrom
-// (internal/poll/fd_unix.go:220)), parking until one arrives.
+// (internal/poll/fd_unix.go:207)), parking until one arrives.
 int fdReadFrom(fdImpl* fd, void* buf, std::size_t len, std::size_t* n,
                os::SockAddr* from);
 // fdWriteTo: one datagram to `to` (Go's FD.WriteTo
-// (internal/poll/fd_unix.go:390)), parking until there is room.
+// (internal/poll/fd_unix.go:491)), parking until there is room.
 int fdWriteTo(fdImpl* fd, const void* buf, std::size_t len,
               const os::SockAddr& to, std::size_t* n);
 // fdWrite: writes all len bytes, parking as needed; *n written so far.

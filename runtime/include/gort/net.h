@@ -186,7 +186,7 @@ struct Packet {
   std::string addr;
 };
 
-// A datagram socket (Go's net.PacketConn (net/net.go:306)) from ListenPacket;
+// A datagram socket (Go's net.PacketConn (net/net.go:309)) from ListenPacket;
 // move-only, closed by its destructor. Close may run while other goroutines
 // use it; the destructor may not.
 class PacketConn {
@@ -248,7 +248,7 @@ std::string JoinHostPort(std::string_view host, std::string_view port);
 // port 0 picks a free one; a path for unix).
 Listener Listen(std::string_view network, std::string_view address);
 // Listens for datagrams on network "udp", "udp4", "udp6" or "unixgram" at
-// address (Go's ListenPacket (net/dial.go:786)); unlike a unix Listener's,
+// address (Go's ListenPacket (net/dial.go:739)); unlike a unix Listener's,
 // a unixgram socket's file stays after Close, as in Go.
 PacketConn ListenPacket(std::string_view network, std::string_view address);
 // Connects to address on network: "tcp", "tcp4", "tcp6", "unix", or the
@@ -256,7 +256,7 @@ PacketConn ListenPacket(std::string_view network, std::string_view address);
 // that sends to and receives from that address only). A name resolving to
 // several addresses is tried address by address, the deadline shared out
 // among them, and the first address's error is thrown if none connects
-// (Go's dialSerial (net/dial.go:562)).
+// (Go's dialSerial (net/dial.go:523)).
 Conn Dial(std::string_view network, std::string_view address);
 // Dial that fails with a Timeout() error if not connected within timeout
 // (zero or less: no timeout, as Go's Dialer.Timeout (net/dial.go:40)).
