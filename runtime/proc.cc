@@ -175,6 +175,34 @@ void gFreeNAdd(std::int32_t d) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.gFreeLock) {
   sched.gFreeN.store(n, std::memory_order_relaxed);
   if (n < sched.gFreeLow) sched.gFreeLow = n;
 }
+
+// gFreePush / gFreePop: the global free list's head, where gfput spills and
+// gfget takes (LIFO); its tail holds the Gs idle longest (gscavenge).
+void gFreePush(G* gp) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.gFreeLock) {
+  gp->schedlink = sched.gFree;
+  gp->freeprev = nullptr;
+  if (sched.gFree != nullptr) {
+    sched.gFree->freeprev = gp;
+  } else {
+    sched.gFreeTail = gp;
+  }
+  sched.gFree = gp;
+  gFreeNAdd(1);
+}
+
+G* gFreePop() ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.gFreeLock) {
+  G* gp = sched.gFree;
+  if (gp == nullptr) return nullptr;
+  sched.gFree = gp->schedlink;
+  if (sched.gFree != nullptr) {
+    sched.gFree->freeprev = nullptr;
+  } else {
+    sched.gFreeTail = nullptr;
+  }
+  gp->schedlink = nullptr;
+  gFreeNAdd(-1);
+  return gp;
+}
 }  // namespace
 
 // gfput mirrors Go's gfput (proc.go:4241): keep dead Gs with their stacks per
@@ -189,9 +217,7 @@ void gfput(P* pp, G* gp) {
     G* g1 = pp->gFree;
     pp->gFree = g1->schedlink;
     pp->gFreeN--;
-    g1->schedlink = sched.gFree;
-    sched.gFree = g1;
-    gFreeNAdd(1);
+    gFreePush(g1);
   }
   unlock(&sched.gFreeLock);
 }
@@ -204,18 +230,12 @@ G* gfget(P* pp) {
     if (sched.gFreeN.load(std::memory_order_relaxed) == 0) return nullptr;
     lock(&sched.gFreeLock);
     if (pp == nullptr) {
-      G* gp = sched.gFree;
-      if (gp != nullptr) {
-        sched.gFree = gp->schedlink;
-        gFreeNAdd(-1);
-      }
+      G* gp = gFreePop();
       unlock(&sched.gFreeLock);
       return gp;
     }
     while (pp->gFreeN < kGFreeLocalMax / 2 && sched.gFree != nullptr) {
-      G* gp = sched.gFree;
-      sched.gFree = gp->schedlink;
-      gFreeNAdd(-1);
+      G* gp = gFreePop();
       gp->schedlink = pp->gFree;
       pp->gFree = gp;
       pp->gFreeN++;
@@ -304,33 +324,47 @@ bool sudogscavenge() {
 // gscavenge plays the part of two things Go does: free dead Gs' stacks at
 // each GC (markrootFreeGStacks (mgcmark.go:293)) and return free memory to the
 // OS in the background (bgscavenge (mgcscavenge.go:613)): every
-// GODEBUG=scavenge ms, sysmon takes the Gs at the bottom of the global free
+// GODEBUG=scavenge ms, sysmon frees the Gs at the tail of the global free
 // list that none of gfget's takes reached since its last look (the list is
-// LIFO, so they idled the whole period) and frees them with their stacks.
-// A burst's Gs come back after two periods at most; a steady load reuses the
-// top of the list and loses nothing. The Ps' own lists (up to
-// kGFreeLocalMax Gs each) and stack caches are left alone, as Go leaves its
-// per-P caches.
+// LIFO, so they idled the whole period), with their stacks. A burst's Gs
+// come back after two periods at most; a steady load reuses the head of the
+// list and loses nothing. They are detached from the tail kScavengeChunk at
+// a time, so gFreeLock is held for a bounded walk however long the list.
+// The Ps' own lists (up to kGFreeLocalMax Gs each) and stack caches are left
+// alone, as Go leaves its per-P caches.
 void gscavenge(std::int64_t now) {
   if (debug.scavenge <= 0) return;
   if (now - sched.lastScavenge < std::int64_t{debug.scavenge} * 1000000) return;
   sched.lastScavenge = now;
+  constexpr std::int32_t kScavengeChunk = 1024;
   bool freed = sudogscavenge();
-  G* idle = nullptr;
   lock(&sched.gFreeLock);
-  std::int32_t n = sched.gFreeN.load(std::memory_order_relaxed);
-  std::int32_t low = sched.gFreeLow < n ? sched.gFreeLow : n;
-  if (low > 0) {
-    G** link = &sched.gFree;
-    for (std::int32_t i = 0; i < n - low; i++) link = &(*link)->schedlink;
-    idle = *link;
-    *link = nullptr;
-    gFreeNAdd(-low);
-  }
+  // Idle the whole last period; from now on gFreeLow counts the tail left
+  // untouched since this look began (and then for the next period).
+  std::int32_t idle = sched.gFreeLow;
   sched.gFreeLow = sched.gFreeN.load(std::memory_order_relaxed);
+  for (;;) {
+    if (sched.gFreeLow < idle) idle = sched.gFreeLow;
+    std::int32_t k = idle < kScavengeChunk ? idle : kScavengeChunk;
+    if (k <= 0) break;
+    G* first = sched.gFreeTail;
+    for (std::int32_t i = 1; i < k; i++) first = first->freeprev;
+    sched.gFreeTail = first->freeprev;
+    if (sched.gFreeTail != nullptr) {
+      sched.gFreeTail->schedlink = nullptr;
+    } else {
+      sched.gFree = nullptr;
+    }
+    sched.gFreeN.store(sched.gFreeN.load(std::memory_order_relaxed) - k,
+                       std::memory_order_relaxed);
+    sched.gFreeLow -= k;
+    idle -= k;
+    unlock(&sched.gFreeLock);
+    gfreeidle(first);
+    freed = true;
+    lock(&sched.gFreeLock);
+  }
   unlock(&sched.gFreeLock);
-  freed |= idle != nullptr;
-  gfreeidle(idle);
   // The heap memory of what was freed back to the OS too (as bgscavenge
   // (mgcscavenge.go:613) returns free heap pages).
   if (freed) os::heapRelease();
@@ -343,9 +377,7 @@ void gfpurge(P* pp) {
   while (pp->gFree != nullptr) {
     G* gp = pp->gFree;
     pp->gFree = gp->schedlink;
-    gp->schedlink = sched.gFree;
-    sched.gFree = gp;
-    gFreeNAdd(1);
+    gFreePush(gp);
   }
   pp->gFreeN = 0;
   unlock(&sched.gFreeLock);

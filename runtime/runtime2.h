@@ -122,8 +122,9 @@ struct G {
   bool parkingOnChan = false;
   struct timer
       sleepTimer;  // the timer Sleep uses (Go's g.timer (runtime2.go:489))
-  G* alllink = nullptr;  // allgs list
-  G* allprev = nullptr;  // allgs list, backwards (the scavenger unlinks Gs)
+  G* alllink = nullptr;   // allgs list
+  G* allprev = nullptr;   // allgs list, backwards (the scavenger unlinks Gs)
+  G* freeprev = nullptr;  // sched.gFree, backwards (the scavenger's end)
   // The C++ exception-handling state of this goroutine while it is switched
   // out (see gogo.cc); Go has no such thing.
   alignas(void*) unsigned char ehState[3 * sizeof(void*)] = {};
@@ -290,7 +291,8 @@ struct schedt {
   // Global free-G cache (Go's sched.gFree (runtime2.go:809)).
   mutex gFreeLock;
   G* gFree ABSL_GUARDED_BY(gFreeLock) = nullptr;
-  std::atomic<std::int32_t> gFreeN{0};  // written under gFreeLock
+  G* gFreeTail ABSL_GUARDED_BY(gFreeLock) = nullptr;  // the longest idle
+  std::atomic<std::int32_t> gFreeN{0};                // written under gFreeLock
   // The fewest Gs gFree held since the scavenger last looked: that many at
   // its bottom (gFree is LIFO) sat unused the whole time (gscavenge).
   std::int32_t gFreeLow ABSL_GUARDED_BY(gFreeLock) = 0;

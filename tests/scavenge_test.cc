@@ -89,11 +89,12 @@ void AwaitFreed(std::int64_t want) {
 // their stacks, RSS falls by at least half of what the spike added, and
 // the next spike runs on the released stacks (written again, canaries
 // included: 30 000 goroutines is past the guard-page budget, so some stacks
-// have canaries) without a false "stack overflow".
+// have canaries) without a false "stack overflow". (Windows: fibres, each
+// with its own guard page, deleted when released.)
 TEST_F(ScavengeTest, IdleGoroutinesAndTheirStacksGoBack) {
-  constexpr int kN = 30000;
+  const int kN = gort_test::Scaled(30000);  // Wine: fewer fibres
   RunGuarded(
-      [] {
+      [kN] {
         std::int64_t before = RssKiB();
         auto gate = gort::MakeChan<int>();
         gort::WaitGroup done;
@@ -127,9 +128,9 @@ TEST_F(ScavengeTest, IdleGoroutinesAndTheirStacksGoBack) {
 // (the live goroutines then run, park and exit, each switch checking its
 // canary).
 TEST_F(ScavengeTest, LiveNeighboursKeepTheirCanaries) {
-  constexpr int kN = 30000;
+  const int kN = gort_test::Scaled(30000);  // Wine: fewer fibres
   RunGuarded(
-      [] {
+      [kN] {
         auto gateEven = gort::MakeChan<int>();
         auto gateOdd = gort::MakeChan<int>();
         gort::WaitGroup even, odd, started;
