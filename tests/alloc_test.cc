@@ -20,6 +20,7 @@
 
 #include "gort/gort.h"
 #include "gtest/gtest.h"
+#include "test_os.h"  // setenv on Windows too
 #include "watchdog.h"
 
 namespace {
