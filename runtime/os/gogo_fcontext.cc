@@ -20,7 +20,9 @@
 // that the OS commits page by page as it is touched. Stacks are carved out
 // of slabs of about 16 MiB, one mapping each, and pooled with their Gs
 // (gfput/gfget keep a dead G's stack), so steady-state spawning maps
-// nothing. Slabs go back to the OS when Run ends.
+// nothing. The scavenger gives an idle stack's pages back (stackRelease:
+// madvise, the range stays mapped) and stackAlloc hands released stacks
+// out before carving new ones; slabs are unmapped when Run ends.
 //
 // Stacks get an inaccessible guard page below them while the kernel's
 // mapping limit allows: each guard splits its slab's mapping in two, and
