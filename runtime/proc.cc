@@ -177,7 +177,9 @@ void gFreeNAdd(std::int32_t d) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.gFreeLock) {
 }
 
 // gFreePush / gFreePop: the global free list's head, where gfput spills and
-// gfget takes (LIFO); its tail holds the Gs idle longest (gscavenge).
+// gfget takes (LIFO); its tail holds the Gs idle longest (gscavenge). Every
+// G but the head has freeprev pointing at the G above it (set when that one
+// was pushed); the head's is stale, so a pop touches no other G.
 void gFreePush(G* gp) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.gFreeLock) {
   gp->schedlink = sched.gFree;
   gp->freeprev = nullptr;
@@ -194,11 +196,7 @@ G* gFreePop() ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.gFreeLock) {
   G* gp = sched.gFree;
   if (gp == nullptr) return nullptr;
   sched.gFree = gp->schedlink;
-  if (sched.gFree != nullptr) {
-    sched.gFree->freeprev = nullptr;
-  } else {
-    sched.gFreeTail = nullptr;
-  }
+  if (sched.gFree == nullptr) sched.gFreeTail = nullptr;
   gp->schedlink = nullptr;
   gFreeNAdd(-1);
   return gp;
@@ -347,13 +345,14 @@ void gscavenge(std::int64_t now) {
     if (sched.gFreeLow < idle) idle = sched.gFreeLow;
     std::int32_t k = idle < kScavengeChunk ? idle : kScavengeChunk;
     if (k <= 0) break;
-    G* first = sched.gFreeTail;
-    for (std::int32_t i = 1; i < k; i++) first = first->freeprev;
-    sched.gFreeTail = first->freeprev;
-    if (sched.gFreeTail != nullptr) {
+    G* first = sched.gFree;  // k is the whole list: from the head
+    if (k < sched.gFreeN.load(std::memory_order_relaxed)) {
+      first = sched.gFreeTail;
+      for (std::int32_t i = 1; i < k; i++) first = first->freeprev;
+      sched.gFreeTail = first->freeprev;  // not the head: freeprev is valid
       sched.gFreeTail->schedlink = nullptr;
     } else {
-      sched.gFree = nullptr;
+      sched.gFree = sched.gFreeTail = nullptr;
     }
     sched.gFreeN.store(sched.gFreeN.load(std::memory_order_relaxed) - k,
                        std::memory_order_relaxed);
