@@ -360,10 +360,11 @@ int ctxErr(const Context* ctx) {
 }
 
 // dialOne dials one address: with ctx, the connect is also interrupted when
-// ctx is done, as Go's netFD.connect (net/fd_unix.go:55) does it: a goroutine waiting on ctx.Done
-// moves the write deadline into the past, which wakes the connect. A datagram
-// socket's connect only sets its peer (plain connect(2) on every OS, as Go's
-// canUseConnectEx (net/fd_windows.go:27) keeps ConnectEx to TCP).
+// ctx is done, as Go's netFD.connect (net/fd_unix.go:55) does it: a goroutine
+// waiting on ctx.Done moves the write deadline into the past, which wakes the
+// connect. A datagram socket's connect only sets its peer (plain connect(2) on
+// every OS, as Go's canUseConnectEx (net/fd_windows.go:27) keeps ConnectEx to
+// TCP).
 Conn dialOne(const std::string& net, const target& t, std::int64_t deadline,
              const Context* ctx) {
   if (int cerr = ctxErr(ctx))
