@@ -124,6 +124,8 @@ std::int32_t gcount() {
 void allgadd(G* gp) {
   lock(&allglock);
   gp->alllink = allgs;
+  gp->allprev = nullptr;
+  if (allgs != nullptr) allgs->allprev = gp;
   allgs = gp;
   unlock(&allglock);
 }
@@ -167,9 +169,37 @@ G* newproc1(internal::Func fn, G* callergp, const void* gopc) {
 namespace {
 // gFreeNAdd: sched.gFreeN changes only under sched.gFreeLock; it is atomic
 // so that gfget may see it is zero without the lock.
+// It also keeps gFreeLow, the scavenger's low-water mark.
 void gFreeNAdd(std::int32_t d) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.gFreeLock) {
-  sched.gFreeN.store(sched.gFreeN.load(std::memory_order_relaxed) + d,
-                     std::memory_order_relaxed);
+  std::int32_t n = sched.gFreeN.load(std::memory_order_relaxed) + d;
+  sched.gFreeN.store(n, std::memory_order_relaxed);
+  if (n < sched.gFreeLow) sched.gFreeLow = n;
+}
+
+// gFreePush / gFreePop: the global free list's head, where gfput spills and
+// gfget takes (LIFO); its tail holds the Gs idle longest (gscavenge). Every
+// G but the head has freeprev pointing at the G above it (set when that one
+// was pushed); the head's is stale, so a pop touches no other G.
+void gFreePush(G* gp) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.gFreeLock) {
+  gp->schedlink = sched.gFree;
+  gp->freeprev = nullptr;
+  if (sched.gFree != nullptr) {
+    sched.gFree->freeprev = gp;
+  } else {
+    sched.gFreeTail = gp;
+  }
+  sched.gFree = gp;
+  gFreeNAdd(1);
+}
+
+G* gFreePop() ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.gFreeLock) {
+  G* gp = sched.gFree;
+  if (gp == nullptr) return nullptr;
+  sched.gFree = gp->schedlink;
+  if (sched.gFree == nullptr) sched.gFreeTail = nullptr;
+  gp->schedlink = nullptr;
+  gFreeNAdd(-1);
+  return gp;
 }
 }  // namespace
 
@@ -185,9 +215,7 @@ void gfput(P* pp, G* gp) {
     G* g1 = pp->gFree;
     pp->gFree = g1->schedlink;
     pp->gFreeN--;
-    g1->schedlink = sched.gFree;
-    sched.gFree = g1;
-    gFreeNAdd(1);
+    gFreePush(g1);
   }
   unlock(&sched.gFreeLock);
 }
@@ -200,18 +228,12 @@ G* gfget(P* pp) {
     if (sched.gFreeN.load(std::memory_order_relaxed) == 0) return nullptr;
     lock(&sched.gFreeLock);
     if (pp == nullptr) {
-      G* gp = sched.gFree;
-      if (gp != nullptr) {
-        sched.gFree = gp->schedlink;
-        gFreeNAdd(-1);
-      }
+      G* gp = gFreePop();
       unlock(&sched.gFreeLock);
       return gp;
     }
     while (pp->gFreeN < kGFreeLocalMax / 2 && sched.gFree != nullptr) {
-      G* gp = sched.gFree;
-      sched.gFree = gp->schedlink;
-      gFreeNAdd(-1);
+      G* gp = gFreePop();
       gp->schedlink = pp->gFree;
       pp->gFree = gp;
       pp->gFreeN++;
@@ -226,6 +248,127 @@ G* gfget(P* pp) {
   return gp;
 }
 
+namespace {
+// allgremove takes gp off allgs (Go never frees a G).
+void allgremove(G* gp) ABSL_EXCLUSIVE_LOCKS_REQUIRED(allglock) {
+  if (gp->allprev != nullptr) {
+    gp->allprev->alllink = gp->alllink;
+  } else {
+    allgs = gp->alllink;
+  }
+  if (gp->alllink != nullptr) gp->alllink->allprev = gp->allprev;
+  gp->alllink = gp->allprev = nullptr;
+}
+
+// gfreeidle frees a list of idle free Gs and their stacks, taking allglock
+// a batch at a time so that a goroutine dump or checkdead waits little.
+void gfreeidle(G* list) {
+  constexpr int kBatch = 256;
+  while (list != nullptr) {
+    G* batch = list;
+    G* last = nullptr;
+    lock(&allglock);
+    for (int i = 0; i < kBatch && list != nullptr; i++) {
+      allgremove(list);
+      last = list;
+      list = list->schedlink;
+    }
+    unlock(&allglock);
+    last->schedlink = nullptr;
+    std::int64_t stacks = 0, gs = 0;
+    for (G* gp = batch; gp != nullptr; gs++) {
+      G* next = gp->schedlink;
+      if (gp->stack.base != nullptr) {
+        stackrelease(&gp->stack);
+        stacks++;
+      }
+      racefree(gp);
+      delete gp;
+      gp = next;
+    }
+    sched.gsFreed.fetch_add(gs, std::memory_order_relaxed);
+    sched.stacksReleased.fetch_add(stacks, std::memory_order_relaxed);
+  }
+}
+}  // namespace
+
+namespace {
+// sudogscavenge: the sudogs at the bottom of the central cache that no
+// acquireSudog took since the last look (Go empties the central sudog cache
+// at each GC, clearpools (mgc.go:1587)); true if it freed any.
+bool sudogscavenge() {
+  lock(&sched.sudoglock);
+  std::int32_t n = sched.nsudogcache;
+  std::int32_t low = sched.sudogLow < n ? sched.sudogLow : n;
+  sudog* idle = nullptr;
+  if (low > 0) {
+    sudog** link = &sched.sudogcache;
+    for (std::int32_t i = 0; i < n - low; i++) link = &(*link)->next;
+    idle = *link;
+    *link = nullptr;
+    sched.nsudogcache -= low;
+  }
+  sched.sudogLow = sched.nsudogcache;
+  unlock(&sched.sudoglock);
+  for (sudog* s = idle; s != nullptr;) {
+    sudog* next = s->next;
+    freeSudog(s);
+    s = next;
+  }
+  return idle != nullptr;
+}
+}  // namespace
+
+// gscavenge plays the part of two things Go does: free dead Gs' stacks at
+// each GC (markrootFreeGStacks (mgcmark.go:293)) and return free memory to the
+// OS in the background (bgscavenge (mgcscavenge.go:613)): every
+// GODEBUG=scavenge ms, sysmon frees the Gs at the tail of the global free
+// list that none of gfget's takes reached since its last look (the list is
+// LIFO, so they idled the whole period), with their stacks. A burst's Gs
+// come back after two periods at most; a steady load reuses the head of the
+// list and loses nothing. They are detached from the tail kScavengeChunk at
+// a time, so gFreeLock is held for a bounded walk however long the list.
+// The Ps' own lists (up to kGFreeLocalMax Gs each) and stack caches are left
+// alone, as Go leaves its per-P caches.
+void gscavenge(std::int64_t now) {
+  if (debug.scavenge <= 0) return;
+  if (now - sched.lastScavenge < std::int64_t{debug.scavenge} * 1000000) return;
+  sched.lastScavenge = now;
+  constexpr std::int32_t kScavengeChunk = 1024;
+  bool freed = sudogscavenge();
+  lock(&sched.gFreeLock);
+  // Idle the whole last period; from now on gFreeLow counts the tail left
+  // untouched since this look began (and then for the next period).
+  std::int32_t idle = sched.gFreeLow;
+  sched.gFreeLow = sched.gFreeN.load(std::memory_order_relaxed);
+  for (;;) {
+    if (sched.gFreeLow < idle) idle = sched.gFreeLow;
+    std::int32_t k = idle < kScavengeChunk ? idle : kScavengeChunk;
+    if (k <= 0) break;
+    G* first = sched.gFree;  // k is the whole list: from the head
+    if (k < sched.gFreeN.load(std::memory_order_relaxed)) {
+      first = sched.gFreeTail;
+      for (std::int32_t i = 1; i < k; i++) first = first->freeprev;
+      sched.gFreeTail = first->freeprev;  // not the head: freeprev is valid
+      sched.gFreeTail->schedlink = nullptr;
+    } else {
+      sched.gFree = sched.gFreeTail = nullptr;
+    }
+    sched.gFreeN.store(sched.gFreeN.load(std::memory_order_relaxed) - k,
+                       std::memory_order_relaxed);
+    sched.gFreeLow -= k;
+    idle -= k;
+    unlock(&sched.gFreeLock);
+    gfreeidle(first);
+    freed = true;
+    lock(&sched.gFreeLock);
+  }
+  unlock(&sched.gFreeLock);
+  // The heap memory of what was freed back to the OS too (as bgscavenge
+  // (mgcscavenge.go:613) returns free heap pages).
+  if (freed) os::heapRelease();
+}
+
 // gfpurge mirrors Go's gfpurge (proc.go:4342): a destroyed P's free Gs go
 // global.
 void gfpurge(P* pp) {
@@ -233,9 +376,7 @@ void gfpurge(P* pp) {
   while (pp->gFree != nullptr) {
     G* gp = pp->gFree;
     pp->gFree = gp->schedlink;
-    gp->schedlink = sched.gFree;
-    sched.gFree = gp;
-    gFreeNAdd(1);
+    gFreePush(gp);
   }
   pp->gFreeN = 0;
   unlock(&sched.gFreeLock);
@@ -275,6 +416,9 @@ sudog* acquireSudog(P* pp) {
       sched.sudogcache = s->next;
       s->next = nullptr;
       pp->sudogcache[pp->nsudog++] = s;
+      sched.nsudogcache--;
+      if (sched.nsudogcache < sched.sudogLow)
+        sched.sudogLow = sched.nsudogcache;
     }
     unlock(&sched.sudoglock);
     if (pp->nsudog == 0) pp->sudogcache[pp->nsudog++] = newSudog();
@@ -292,6 +436,7 @@ void releaseSudog(sudog* s, P* pp) {
   if (pp->nsudog == kSudogCacheSize) {
     sudog* first = nullptr;
     sudog* last = nullptr;
+    std::int32_t moved = pp->nsudog - kSudogCacheSize / 2;
     while (pp->nsudog > kSudogCacheSize / 2) {
       sudog* p = pp->sudogcache[--pp->nsudog];
       if (first == nullptr) {
@@ -304,6 +449,7 @@ void releaseSudog(sudog* s, P* pp) {
     lock(&sched.sudoglock);
     last->next = sched.sudogcache;
     sched.sudogcache = first;
+    sched.nsudogcache += moved;
     unlock(&sched.sudoglock);
   }
   pp->sudogcache[pp->nsudog++] = s;

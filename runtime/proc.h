@@ -98,6 +98,9 @@ void allgadd(G* gp);
 std::int32_t gcount();
 void gfput(P* pp, G* gp);
 G* gfget(P* pp);
+// gscavenge frees the Gs idle on the global free list for a whole
+// GODEBUG=scavenge period, and their stacks (sysmon; gort's own).
+void gscavenge(std::int64_t now);
 void gfpurge(P* pp);
 
 // --- proc_m.cc: Ms and Ps ---
@@ -136,6 +139,8 @@ struct dbgVars {
   int scheddetail = 0;  // 1: per-P, per-M, per-G lines too
   int blockwarn = 100;  // ms a goroutine may block its thread unwarned; 0 off
   int usleepdebug = 0;  // 1: report Ms that lose kHighRes (gort's own)
+  int scavenge = 2000;  // ms a free G may idle before gscavenge frees it
+                        // with its stack; 0 off (gort's own)
 };
 extern dbgVars debug;
 void parsedebugvars();
@@ -220,6 +225,7 @@ bool stackalloc(os::Stack* s, std::size_t size);
 bool stacktake(P* pp, os::Stack* s);  // a dead G's stack from pp's free list
 void stackcacheput(P* pp, os::Stack* s);  // park a dead G's stack on pp
 void stackfree(os::Stack* s);
+void stackrelease(os::Stack* s);  // an idle G's stack back to the OS
 void stackfreeall(bool retain);
 bool stackcanaryok(const os::Stack* s);  // no canary, or it is intact
 void stackcheck(G* gp);  // g0, after gp switched out: fatal if it overflowed

@@ -406,6 +406,9 @@ Stats ReadStats() ABSL_NO_THREAD_SAFETY_ANALYSIS {
   s.preempt_requests = sched.preemptRequests.load();
   s.sysmon_wakes = sched.sysmonWakes.load();
   s.block_warnings = sched.blockWarnings.load();
+  s.free_gs = sched.gFreeN.load(std::memory_order_relaxed);
+  s.gs_freed = sched.gsFreed.load();
+  s.stacks_released = sched.stacksReleased.load();
   s.usleep_fallbacks =
       static_cast<int>(os::timerFallbacks() - sched.timerFallbacksBase);
   s.usleep = timerMode == os::TimerMode::kHighRes && s.usleep_fallbacks == 0

@@ -32,6 +32,7 @@ void setDebugVar(const std::string& key, const std::string& value) {
   if (key == "scheddetail") dst = &debug.scheddetail;
   if (key == "blockwarn") dst = &debug.blockwarn;
   if (key == "usleepdebug") dst = &debug.usleepdebug;
+  if (key == "scavenge") dst = &debug.scavenge;
   if (dst == nullptr) {
     warnGodebug("unknown key \"" + key + "\" ignored");
     return;
@@ -133,6 +134,12 @@ void schedtrace(bool detailed) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   num(sched.nmspinning.load());
   out += " idlethreads=";
   num(sched.nmidle);
+  // gort's own: dead Gs kept for reuse on the global list, and the idle
+  // ones (with their stacks) the scavenger gave back so far.
+  out += " gfree=";
+  num(sched.gFreeN.load(std::memory_order_relaxed));
+  out += " stacksreleased=";
+  num(sched.stacksReleased.load(std::memory_order_relaxed));
   out += " runqueue=";
   num(sched.runqsize.load());
   if (detailed) {

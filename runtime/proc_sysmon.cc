@@ -214,6 +214,12 @@ void sysmon() {
           if (!customGOMAXPROCS.load() && sleep > 1'000'000'000) {
             sleep = 1'000'000'000;
           }
+          // Wake for the scavenger while free Gs wait on the global list.
+          std::int64_t scav = std::int64_t{debug.scavenge} * 1000000;
+          if (scav > 0 && sched.gFreeN.load(std::memory_order_relaxed) > 0 &&
+              sleep > scav) {
+            sleep = scav;
+          }
           bool relax = sleep >= kOsRelaxMinNS;
           if (relax) os::osRelax(true);
           bool syscallWake = notetsleep(&sched.sysmonnote, sleep);
@@ -241,6 +247,7 @@ void sysmon() {
     // starts one here only on NetBSD before 9.2, for a kernel bug.
     if (debug.usleepdebug > 0) reportTimerFallbacks();
     sysmonUpdateGOMAXPROCS(now);
+    gscavenge(now);
     if (retake(now) != 0) {
       idle = 0;
     } else {

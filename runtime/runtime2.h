@@ -122,7 +122,9 @@ struct G {
   bool parkingOnChan = false;
   struct timer
       sleepTimer;  // the timer Sleep uses (Go's g.timer (runtime2.go:489))
-  G* alllink = nullptr;  // allgs list
+  G* alllink = nullptr;   // allgs list
+  G* allprev = nullptr;   // allgs list, backwards (the scavenger unlinks Gs)
+  G* freeprev = nullptr;  // sched.gFree, backwards (the scavenger's end)
   // The C++ exception-handling state of this goroutine while it is switched
   // out (see gogo.cc); Go has no such thing.
   alignas(void*) unsigned char ehState[3 * sizeof(void*)] = {};
@@ -289,11 +291,20 @@ struct schedt {
   // Global free-G cache (Go's sched.gFree (runtime2.go:809)).
   mutex gFreeLock;
   G* gFree ABSL_GUARDED_BY(gFreeLock) = nullptr;
-  std::atomic<std::int32_t> gFreeN{0};  // written under gFreeLock
+  G* gFreeTail ABSL_GUARDED_BY(gFreeLock) = nullptr;  // the longest idle
+  std::atomic<std::int32_t> gFreeN{0};                // written under gFreeLock
+  // The fewest Gs gFree held since the scavenger last looked: that many at
+  // its bottom (gFree is LIFO) sat unused the whole time (gscavenge).
+  std::int32_t gFreeLow ABSL_GUARDED_BY(gFreeLock) = 0;
+  std::int64_t lastScavenge = 0;  // sysmon's: when gscavenge last looked
 
   // Global sudog cache (Go's sched.sudogcache (runtime2.go:818)).
   mutex sudoglock;
   sudog* sudogcache ABSL_GUARDED_BY(sudoglock) = nullptr;
+  std::int32_t nsudogcache ABSL_GUARDED_BY(sudoglock) = 0;
+  // sudogcache's low-water mark since the scavenger last looked (gFreeLow's
+  // counterpart).
+  std::int32_t sudogLow ABSL_GUARDED_BY(sudoglock) = 0;
 
   // Stop the world (procresize).
   std::atomic<bool> gcwaiting{false};
@@ -324,6 +335,8 @@ struct schedt {
   std::atomic<std::int64_t> preemptRequests{0};
   std::atomic<std::int64_t> sysmonWakes{0};
   std::atomic<std::int64_t> blockWarnings{0};
+  std::atomic<std::int64_t> gsFreed{0};         // idle Gs gscavenge freed
+  std::atomic<std::int64_t> stacksReleased{0};  // and their stacks
   // Goroutines created by no P (Run's main); the rest are counted per P.
   std::atomic<std::uint64_t> gcreatedNoP{0};
 };

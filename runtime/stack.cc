@@ -7,10 +7,12 @@
 // (runtime/os/gogo_os.h): slabs of mapped stacks with guard pages for
 // fcontext, Windows' own fibre stacks for fibres. Stacks are kept with their
 // Gs (gfput/gfget keep a dead G's stack), so steady-state spawning allocates
-// nothing; they go back to the OS when Run ends. Where the backend's stacks
-// can change hands (fcontext's can, a fibre's cannot), a dead G's stack
-// waits in its P's stack cache (or, when that is full, with the G on the
-// free lists) for the next G that starts without one, so a burst reuses a
+// nothing. A G idle on the global free list for a whole GODEBUG=scavenge
+// period is freed during the Run and its stack's pages go back to the OS
+// (stackrelease; proc.cc's gscavenge); the rest go when Run ends. Where the
+// backend's stacks can change hands (fcontext's can, a fibre's cannot), a dead
+// G's stack waits in its P's stack cache (or, when that is full, with the G on
+// the free lists) for the next G that starts without one, so a burst reuses a
 // few hot stacks.
 #include "os/gogo_os.h"
 #include "os/os.h"
@@ -55,6 +57,14 @@ void stackcheck(G* gp) {
 
 // stackfree mirrors Go's stackfree (stack.go:447): s's G is being freed.
 void stackfree(os::Stack* s) { os::stackFree(s); }
+
+// stackrelease: an idle G's stack goes back to the OS during the Run (the
+// scavenger, proc.cc's gscavenge; Go frees dead Gs' stacks at each GC,
+// markrootFreeGStacks (mgcmark.go:293), and its scavenger returns the pages).
+void stackrelease(os::Stack* s) {
+  racestackfree(s->base, s->size);
+  os::stackRelease(s);
+}
 
 // stackfreeall returns every stack to the OS when Run ends; with retain, a
 // thread abandoned in a syscall still runs on one of them, so they are kept

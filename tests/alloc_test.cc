@@ -13,12 +13,14 @@
 // are full: one-time costs, bounded whatever the number of operations, so
 // the bound kOneTime is far below one allocation per operation.
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <new>
 
 #include "gort/gort.h"
 #include "gtest/gtest.h"
+#include "test_os.h"  // setenv on Windows too
 #include "watchdog.h"
 
 namespace {
@@ -158,5 +160,41 @@ TEST_P(AllocTest, GoschedDoesNotAllocate) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Maxprocs, AllocTest, ::testing::Values(1, 2));
+
+// The scavenger (GODEBUG=scavenge, here every 100 ms) frees only Gs that
+// idled a whole period: bursts of 200 goroutines, one after another (each far
+// shorter than a period, even on a loaded machine), reuse the same free Gs
+// and stacks across several of its looks and allocate nothing (a scavenger
+// that freed the free list's Gs regardless would have the next burst
+// allocate them again). One P: the same Gs cycle every burst.
+TEST(AllocScavengeTest, SpawnBurstsDoNotAllocateAcrossScavenges) {
+  setenv("GODEBUG", "scavenge=100", 1);
+  std::int64_t n = -1, freed = -1, bursts = 0;
+  RunGuarded(
+      [&] {
+        auto burst = [&] {
+          gort::WaitGroup wg;
+          wg.Add(200);
+          for (int i = 0; i < 200; i++) gort::Go([&wg] { wg.Done(); });
+          wg.Wait();
+        };
+        for (int i = 0; i < 20; i++) burst();  // warm up
+        std::int64_t before = allocations.load();
+        std::int64_t freedBefore = gort::ReadStats().gs_freed;
+        auto end =
+            std::chrono::steady_clock::now() + std::chrono::milliseconds(600);
+        while (std::chrono::steady_clock::now() < end) {
+          burst();
+          bursts++;
+        }
+        n = allocations.load() - before;
+        freed = gort::ReadStats().gs_freed - freedBefore;
+      },
+      Procs(1));
+  unsetenv("GODEBUG");
+  EXPECT_GT(bursts, 0);
+  EXPECT_EQ(n, 0) << "allocations in " << bursts << " bursts";
+  EXPECT_EQ(freed, 0) << "Gs in use freed by the scavenger";
+}
 
 }  // namespace

@@ -141,6 +141,43 @@ TEST_P(NetProcsTest, EchoUnix) {
 #endif
 }
 
+// Go's dialSerial (net/dial.go:562): a name with several addresses is tried
+// address by address. "localhost" is 127.0.0.1 then ::1; with only [::1]
+// listening, the dial is refused on the first and connects on the second.
+TEST_F(NetTest, DialTriesEachAddress) {
+  gort::Run([] {
+    Listener ln;
+    try {
+      ln = gort::net::Listen("tcp6", "[::1]:0");
+    } catch (const Error&) {
+      return;  // no IPv6 loopback on this machine
+    }
+    std::string port = gort::net::SplitHostPort(ln.Addr()).second;
+    gort::Chan<int> accepted = gort::MakeChan<int>(1);
+    gort::Go([&ln, accepted]() mutable {
+      ln.Accept();
+      accepted.Send(1);
+    });
+    Conn c;
+    try {
+      c = gort::net::Dial("tcp", "localhost:" + port);
+    } catch (const Error& e) {
+      FAIL() << e.what();
+    }
+    EXPECT_EQ(c.RemoteAddr(), "[::1]:" + port);
+    accepted.Recv();
+    // Nothing on either: the first address's error.
+    ln.Close();
+    try {
+      gort::net::Dial("tcp", "localhost:" + port);
+      ADD_FAILURE() << "dial of a closed port succeeded";
+    } catch (const Error& e) {
+      EXPECT_EQ(std::string(e.what()),
+                "dial tcp 127.0.0.1:" + port + ": connect: connection refused");
+    }
+  });
+}
+
 TEST_F(NetTest, Addresses) {
   gort::Run([] {
     Listener ln = gort::net::Listen("tcp", "127.0.0.1:0");
@@ -556,8 +593,13 @@ TEST_F(NetTest, BadInput) {
     };
     EXPECT_EQ(msg([] { gort::net::Dial("foo", "x:1"); }),
               "dial foo: unknown network foo");
+    EXPECT_EQ(msg([] { gort::net::Listen("udp7", ":0"); }),
+              "listen udp7: unknown network udp7");
+    // Go's Listen of a datagram network and ListenPacket of a stream one.
     EXPECT_EQ(msg([] { gort::net::Listen("udp", ":0"); }),
-              "listen udp: unknown network udp");
+              "listen udp :0: address :0: unexpected address type");
+    EXPECT_EQ(msg([] { gort::net::ListenPacket("tcp", ":0"); }),
+              "listen tcp :0: address :0: unexpected address type");
     EXPECT_EQ(msg([] { gort::net::Dial("tcp", "127.0.0.1"); }),
               "dial tcp: address 127.0.0.1: missing port in address");
     EXPECT_EQ(msg([] { gort::net::Dial("tcp", "127.0.0.1:70000"); }),

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,6 +21,7 @@
 #include "internal/poll/poll_fd.h"
 #include "os/net_os.h"
 #include "os/netpoll_os.h"
+#include "os/os.h"
 
 namespace gort::net {
 
@@ -30,6 +32,12 @@ struct connImpl {
   std::string net;
   std::string laddr;
   std::string raddr;
+};
+
+struct packetImpl {
+  poll::internal::fdImpl* fd = nullptr;
+  std::string net;
+  std::string laddr;
 };
 
 struct listenerImpl {
@@ -51,6 +59,11 @@ struct access {
     l.impl_ = impl;
     return l;
   }
+  static PacketConn packet(packetImpl* impl) {
+    PacketConn c;
+    c.impl_ = impl;
+    return c;
+  }
 };
 
 }  // namespace internal
@@ -59,6 +72,7 @@ namespace {
 
 using internal::connImpl;
 using internal::listenerImpl;
+using internal::packetImpl;
 namespace pi = gort::poll::internal;
 
 Error plainError(const std::string& msg) { return Error(msg, false, false, 0); }
@@ -69,10 +83,8 @@ Error opError(const std::string& op, const std::string& net,
               const std::string& src, const std::string& addr,
               const char* syscall, int code, std::size_t n = 0) {
   std::string s = op + " " + net;
-  if (!src.empty())
-    s += " " + src + "->" + addr;
-  else if (!addr.empty())
-    s += " " + addr;
+  if (!src.empty()) s += " " + src;
+  if (!addr.empty()) s += (src.empty() ? " " : "->") + addr;
   if (code > 0 && syscall != nullptr) s += std::string(": ") + syscall;
   return pi::makeError(s, code, false, n);
 }
@@ -88,6 +100,17 @@ struct target {
 Error addrError(const std::string& op, const std::string& net,
                 const std::string& addr, const std::string& why) {
   return plainError(op + " " + net + ": address " + addr + ": " + why);
+}
+
+// unexpectedAddr: the error of Go's ListenConfig.Listen (net/dial.go:624) for
+// a datagram network (and of its ListenPacket for a stream one): "listen udp
+// :0: address :0: unexpected address type".
+Error unexpectedAddr(const std::string& net, const target& t,
+                     std::string_view address) {
+  std::string la = t.text;  // Go prints an empty host's address as ":port"
+  if (!address.empty() && address[0] == ':') la = la.substr(la.rfind(':'));
+  return plainError("listen " + net + " " + la + ": address " +
+                    std::string(address) + ": unexpected address type");
 }
 
 // splitHostPort mirrors Go's SplitHostPort (net/ipsock.go:164); false with *why
@@ -122,21 +145,94 @@ bool splitHostPort(std::string_view hp, std::string* host, std::string* port,
   return true;
 }
 
-// resolve turns network and address into a socket address, or throws.
-target resolve(const std::string& op, const std::string& net,
-               std::string_view address, bool listening) {
-  target t;
+// netKind: what a network name means (Go's parseNetwork (net/dial.go:168)).
+struct netKind {
+  bool known = false;
+  bool unix = false;
+  bool dgram = false;
+  bool want4 = true, want6 = true;
+};
+
+netKind parseNetwork(const std::string& net) {
+  netKind k;
+  k.known = true;
+  if (net == "unix" || net == "unixgram") {
+    k.unix = true;
+    k.dgram = net == "unixgram";
+  } else if (net == "tcp" || net == "udp") {
+    k.dgram = net == "udp";
+  } else if (net == "tcp4" || net == "udp4") {
+    k.dgram = net == "udp4";
+    k.want6 = false;
+  } else if (net == "tcp6" || net == "udp6") {
+    k.dgram = net == "udp6";
+    k.want4 = false;
+  } else {
+    k.known = false;
+  }
+  return k;
+}
+
+// kMaxAddrs: how many of a name's addresses a dial tries.
+constexpr int kMaxAddrs = 16;
+
+// hostIPs: the addresses host stands for, IPv4 first; zone for a numeric
+// IPv6 one. Go asks the resolver for "localhost" too; gort answers it as
+// /etc/hosts usually does (127.0.0.1, then ::1).
+std::vector<os::IPAddr> hostIPs(const std::string& op, const std::string& net,
+                                const std::string& host, const netKind& k,
+                                bool listening, std::uint32_t* zone) {
+  std::vector<os::IPAddr> ips;
+  os::IPAddr ip;
+  if (host.empty() || host == "localhost") {
+    // Empty: every address to listen on (0.0.0.0 or ::), the local system
+    // to dial.
+    bool loop = !host.empty() || !listening;
+    if (k.want4) {
+      ip.v4 = true;
+      if (loop) ip.ip[0] = 127, ip.ip[3] = 1;
+      ips.push_back(ip);
+    }
+    if (k.want6 && (!k.want4 || (loop && !listening))) {
+      ip = {};
+      ip.v4 = false;
+      if (loop) ip.ip[15] = 1;
+      ips.push_back(ip);
+    }
+    return ips;
+  }
+  if (os::parseIP(host, ip.ip, &ip.v4, zone)) {
+    ips.push_back(ip);
+    return ips;
+  }
+  os::IPAddr found[kMaxAddrs];
+  int n = 0;
+  int err = BlockingSyscall([&] {
+    return os::lookupHostAll(host, k.want4, k.want6, found, kMaxAddrs, &n);
+  });
+  if (err != 0) {
+    throw plainError(op + " " + net + ": lookup " + host + ": " +
+                     os::errstr(err));
+  }
+  ips.assign(found, found + n);
+  return ips;
+}
+
+// resolveAll turns network and address into the socket addresses it stands
+// for (Go's resolveAddrList (net/dial.go:203)), or throws.
+std::vector<target> resolveAll(const std::string& op, const std::string& net,
+                               std::string_view address, bool listening) {
   std::string addr(address);
-  if (net == "unix") {
+  netKind k = parseNetwork(net);
+  if (!k.known) throw plainError(op + " " + net + ": unknown network " + net);
+  if (k.unix) {
+    target t;
     t.family = os::Family::kUnix;
     t.text = addr;
     if (!os::sockaddrUnix(addr, &t.sa)) {
       throw addrError(op, net, addr, "invalid unix socket path");
     }
-    return t;
-  }
-  if (net != "tcp" && net != "tcp4" && net != "tcp6") {
-    throw plainError(op + " " + net + ": unknown network " + net);
+    return {t};
   }
   std::string host, port, why;
   if (!splitHostPort(address, &host, &port, &why)) {
@@ -151,40 +247,25 @@ target resolve(const std::string& op, const std::string& net,
     if (p < 0) throw addrError(op, net, port, "unknown port");
   }
   if (p < 0 || p > 65535) throw addrError(op, net, port, "invalid port");
-  bool want4 = net != "tcp6", want6 = net != "tcp4";
-  unsigned char ip[16] = {};
-  bool v4 = true;
   std::uint32_t zone = 0;
-  if (host.empty()) {
-    v4 = want4;  // every address: 0.0.0.0 or ::
-    if (!listening) {
-      // Go dials the local system for an empty host.
-      if (v4)
-        ip[0] = 127, ip[3] = 1;
-      else
-        ip[15] = 1;
-    }
-  } else if (host == "localhost") {
-    v4 = want4;
-    if (v4)
-      ip[0] = 127, ip[3] = 1;
-    else
-      ip[15] = 1;
-  } else if (!os::parseIP(host, ip, &v4, &zone)) {
-    int err = BlockingSyscall(
-        [&] { return os::lookupHost(host, want4, want6, ip, &v4); });
-    if (err != 0) {
-      throw plainError(op + " " + net + ": lookup " + host + ": " +
-                       os::errstr(err));
-    }
+  std::vector<target> out;
+  for (const os::IPAddr& ip : hostIPs(op, net, host, k, listening, &zone)) {
+    if ((ip.v4 && !k.want4) || (!ip.v4 && !k.want6)) continue;
+    target t;
+    t.family = ip.v4 ? os::Family::kInet4 : os::Family::kInet6;
+    os::sockaddrInet(ip.ip, ip.v4, static_cast<int>(p), &t.sa, zone);
+    t.text = os::sockaddrString(t.sa);
+    out.push_back(t);
   }
-  if ((v4 && !want4) || (!v4 && !want6)) {
-    throw addrError(op, net, host, "no suitable address found");
-  }
-  t.family = v4 ? os::Family::kInet4 : os::Family::kInet6;
-  os::sockaddrInet(ip, v4, static_cast<int>(p), &t.sa, zone);
-  t.text = os::sockaddrString(t.sa);
-  return t;
+  if (out.empty()) throw addrError(op, net, host, "no suitable address found");
+  return out;
+}
+
+// resolve: the first of resolveAll's addresses (Go's addrList.first
+// (net/ipsock.go:99) for a listener).
+target resolve(const std::string& op, const std::string& net,
+               std::string_view address, bool listening) {
+  return resolveAll(op, net, address, listening).front();
 }
 
 std::string localName(std::intptr_t fd) {
@@ -201,7 +282,8 @@ std::string peerName(std::intptr_t fd) {
 pi::fdImpl* newSocket(const std::string& op, const std::string& net,
                       const target& t) {
   std::intptr_t s = -1;
-  if (int err = os::sockSocket(t.family, &s)) {
+  netKind k = parseNetwork(net);
+  if (int err = os::sockSocket(t.family, &s, k.dgram)) {
     throw opError(op, net, "", t.text, "socket", err);
   }
   int err = 0;
@@ -210,9 +292,10 @@ pi::fdImpl* newSocket(const std::string& op, const std::string& net,
     os::fdClose(s);
     throw opError(op, net, "", t.text, "socket", err);
   }
-  // Go's setDefaultSockopts (net/sockopt_linux.go:12): "tcp6" is IPv6 only,
-  // "tcp" on [::] both.
-  if (t.family == os::Family::kInet6) os::sockV6Only(s, net == "tcp6");
+  fd->stream = !k.dgram;
+  // Go's setDefaultSockopts (net/sockopt_linux.go:12): "tcp6" and "udp6" are
+  // IPv6 only, "tcp" and "udp" on [::] both.
+  if (t.family == os::Family::kInet6) os::sockV6Only(s, !k.want4);
   return fd;
 }
 
@@ -276,51 +359,102 @@ int ctxErr(const Context* ctx) {
   return 0;
 }
 
-// dial: with ctx, the connect is also interrupted when ctx is done, as Go's
-// netFD.connect does it: a goroutine waiting on ctx.Done moves the write
-// deadline into the past, which wakes the connect.
-Conn dial(std::string_view network, std::string_view address,
-          std::int64_t deadline, const Context* ctx = nullptr) {
-  pi::checkInRun("net::Dial");
-  std::string net(network);
-  target t = resolve("dial", net, address, false);
+// dialOne dials one address: with ctx, the connect is also interrupted when
+// ctx is done, as Go's netFD.connect (net/fd_unix.go:55) does it: a goroutine
+// waiting on ctx.Done moves the write deadline into the past, which wakes the
+// connect. A datagram socket's connect only sets its peer (plain connect(2) on
+// every OS, as Go's canUseConnectEx (net/fd_windows.go:27) keeps ConnectEx to
+// TCP).
+Conn dialOne(const std::string& net, const target& t, std::int64_t deadline,
+             const Context* ctx) {
   if (int cerr = ctxErr(ctx))
     throw opError("dial", net, "", t.text, nullptr, cerr);
   pi::fdImpl* fd = newSocket("dial", net, t);
-  const char* syscall = nullptr;
-  // The deadline first, then the interrupter (Go's netFD.connect
-  // (net/fd_unix.go:55)): set after, the deadline would overwrite a cancel that
-  // came in between.
-  if (deadline != 0) pi::fdSetDeadline(fd, deadline, os::kPollWrite);
-  std::function<bool()> stop;
-  auto interrupted = std::make_shared<gort::WaitGroup>();
-  if (ctx != nullptr && ctx->Done()) {
-    interrupted->Add(1);
-    stop = AfterFunc(*ctx, [fd, interrupted] {
-      pi::fdSetDeadline(fd, -1, os::kPollWrite);
-      interrupted->Done();
-    });
-  }
-  int err = connect(fd, t, &syscall);
-  if (stop && !stop()) {
-    // ctx ended during the connect: the dial fails even if it connected
-    // (Go's connect (net/fd_unix.go:55) does too), once the interrupter is done
-    // with fd.
-    interrupted->Wait();
-    err = ctxErr(ctx);
-    syscall = nullptr;
+  const char* syscall = "connect";
+  int err = 0;
+  if (!fd->stream) {
+    err = os::sockConnect(fd->sysfd, t.sa);
+  } else {
+    // The deadline first, then the interrupter (Go's netFD.connect
+    // (net/fd_unix.go:55)): set after, the deadline would overwrite a cancel
+    // that came in between.
+    if (deadline != 0) pi::fdSetDeadline(fd, deadline, os::kPollWrite);
+    std::function<bool()> stop;
+    auto interrupted = std::make_shared<gort::WaitGroup>();
+    if (ctx != nullptr && ctx->Done()) {
+      interrupted->Add(1);
+      stop = AfterFunc(*ctx, [fd, interrupted] {
+        pi::fdSetDeadline(fd, -1, os::kPollWrite);
+        interrupted->Done();
+      });
+    }
+    err = connect(fd, t, &syscall);
+    if (stop && !stop()) {
+      // ctx ended during the connect: the dial fails even if it connected
+      // (Go's connect (net/fd_unix.go:55) does too), once the interrupter is
+      // done with fd.
+      interrupted->Wait();
+      err = ctxErr(ctx);
+      syscall = nullptr;
+    }
   }
   if (err != 0) {
     pi::fdFree(fd);
     throw opError("dial", net, "", t.text, syscall, err);
   }
   if (deadline != 0) pi::fdSetDeadline(fd, 0, os::kPollWrite);
-  if (t.family != os::Family::kUnix) tcpDefaults(fd->sysfd);
+  if (t.family != os::Family::kUnix && fd->stream) tcpDefaults(fd->sysfd);
   connImpl* c = newConn(fd);
   c->net = net;
   c->laddr = localName(fd->sysfd);
   c->raddr = t.family == os::Family::kUnix ? t.text : peerName(fd->sysfd);
   return internal::access::conn(c);
+}
+
+// partialDeadline mirrors Go's partialDeadline (net/dial.go:138): the share
+// of what is left before deadline that one of `left` addresses gets, at
+// least 2 s where there is that much; 0 (none) stays none, and -1 means it
+// has passed.
+std::int64_t partialDeadline(std::int64_t now, std::int64_t deadline,
+                             int left) {
+  if (deadline == 0) return 0;
+  std::int64_t remaining = deadline - now;
+  if (deadline < 0 || remaining <= 0) return -1;
+  constexpr std::int64_t kSaneMinimum = 2'000'000'000;
+  std::int64_t timeout = remaining / left;
+  if (timeout < kSaneMinimum) {
+    timeout = remaining < kSaneMinimum ? remaining : kSaneMinimum;
+  }
+  return now + timeout;
+}
+
+// dial mirrors Go's dialSerial (net/dial.go:523): each address in turn, each
+// with its share of the deadline, until one connects; the first address's
+// error if none does. A done ctx stops it between addresses.
+Conn dial(std::string_view network, std::string_view address,
+          std::int64_t deadline, const Context* ctx = nullptr) {
+  pi::checkInRun("net::Dial");
+  std::string net(network);
+  std::vector<target> ts = resolveAll("dial", net, address, false);
+  std::optional<Error> first;
+  for (std::size_t i = 0; i < ts.size(); i++) {
+    if (int cerr = ctxErr(ctx)) {
+      throw opError("dial", net, "", ts[i].text, nullptr, cerr);
+    }
+    std::int64_t d = partialDeadline(os::nanotime(), deadline,
+                                     static_cast<int>(ts.size() - i));
+    if (d < 0) {  // the whole deadline has passed
+      if (!first)
+        first = opError("dial", net, "", ts[i].text, nullptr, pi::kErrTimeout);
+      break;
+    }
+    try {
+      return dialOne(net, ts[i], d, ctx);
+    } catch (const Error& e) {
+      if (!first) first = e;
+    }
+  }
+  throw *first;
 }
 
 connImpl* needConn(connImpl* c, const char* op) {
@@ -563,6 +697,133 @@ void Listener::SetDeadline(std::chrono::steady_clock::time_point t) {
   }
 }
 
+namespace {
+// freePacket: what PacketConn's destructor and move assignment release.
+void freePacket(packetImpl* c) {
+  if (c == nullptr) return;
+  pi::fdFree(c->fd);
+  delete c;
+}
+
+packetImpl* needPacket(packetImpl* c, const char* op) {
+  pi::checkInRun(op);
+  if (c == nullptr) {
+    throw plainError(std::string(op) +
+                     ": invalid argument (empty net::PacketConn)");
+  }
+  return c;
+}
+
+// setPacketDeadline: Go's conn.SetDeadline (net/net.go:235) and friends for
+// mode.
+void setPacketDeadline(packetImpl* c, std::chrono::steady_clock::time_point t,
+                       int mode) {
+  if (int err = pi::fdSetDeadline(c->fd, pi::fdDeadline(t), mode)) {
+    throw opError("set", c->net, c->laddr, "", nullptr, err);
+  }
+}
+
+// packetBuffer: SO_RCVBUF or SO_SNDBUF under a reference.
+void packetBuffer(packetImpl* c, bool read, int bytes) {
+  if (!pi::fdIncref(c->fd)) {
+    throw opError("set", c->net, c->laddr, "", nullptr, pi::kErrClosing);
+  }
+  int err = os::sockBuffer(c->fd->sysfd, read, bytes);
+  pi::fdDecref(c->fd);
+  if (err != 0) throw opError("set", c->net, c->laddr, "", "setsockopt", err);
+}
+}  // namespace
+
+PacketConn::PacketConn(PacketConn&& other) noexcept : impl_(other.impl_) {
+  other.impl_ = nullptr;
+}
+
+PacketConn& PacketConn::operator=(PacketConn&& other) noexcept {
+  pi::moveOwned(impl_, other.impl_, freePacket);
+  return *this;
+}
+
+PacketConn::~PacketConn() { freePacket(impl_); }
+
+Packet PacketConn::ReadFrom(void* buf, std::size_t n) {
+  Packet p;
+  p.n = ReadFrom(buf, n, &p.addr);
+  return p;
+}
+
+std::size_t PacketConn::ReadFrom(void* buf, std::size_t n, std::string* addr) {
+  packetImpl* c = needPacket(impl_, "read");
+  std::size_t got = 0;
+  os::SockAddr from;
+  // Go's UDPConn.ReadFrom (net/udpsock.go:157): "read udp <laddr>: recvfrom:
+  // <err>".
+  if (int err = pi::fdReadFrom(c->fd, buf, n, &got, &from)) {
+    throw opError("read", c->net, c->laddr, "", "recvfrom", err);
+  }
+  addr->assign(os::sockaddrString(from));
+  return got;
+}
+
+std::size_t PacketConn::WriteTo(const void* buf, std::size_t n,
+                                std::string_view addr) {
+  packetImpl* c = needPacket(impl_, "write");
+  target t = resolve("write", c->net, addr, false);
+  std::size_t put = 0;
+  // Go's UDPConn.WriteTo (net/udpsock.go:235): "write udp <laddr>-><addr>:
+  // sendto: <err>".
+  if (int err = pi::fdWriteTo(c->fd, buf, n, t.sa, &put)) {
+    throw opError("write", c->net, c->laddr, t.text, "sendto", err);
+  }
+  return put;
+}
+
+void PacketConn::SetDeadline(std::chrono::steady_clock::time_point t) {
+  setPacketDeadline(needPacket(impl_, "set"), t,
+                    os::kPollRead | os::kPollWrite);
+}
+
+void PacketConn::SetReadDeadline(std::chrono::steady_clock::time_point t) {
+  setPacketDeadline(needPacket(impl_, "set"), t, os::kPollRead);
+}
+
+void PacketConn::SetWriteDeadline(std::chrono::steady_clock::time_point t) {
+  setPacketDeadline(needPacket(impl_, "set"), t, os::kPollWrite);
+}
+
+void PacketConn::SetReadBuffer(int bytes) {
+  packetBuffer(needPacket(impl_, "set"), true, bytes);
+}
+
+void PacketConn::SetWriteBuffer(int bytes) {
+  packetBuffer(needPacket(impl_, "set"), false, bytes);
+}
+
+void PacketConn::Close() {
+  packetImpl* c = needPacket(impl_, "close");
+  if (int err = pi::fdClose(c->fd)) {
+    throw opError("close", c->net, c->laddr, "", nullptr, err);
+  }
+}
+
+std::string PacketConn::LocalAddr() const { return impl_ ? impl_->laddr : ""; }
+
+PacketConn ListenPacket(std::string_view network, std::string_view address) {
+  pi::checkInRun("net::ListenPacket");
+  std::string net(network);
+  target t = resolve("listen", net, address, true);
+  if (!parseNetwork(net).dgram) throw unexpectedAddr(net, t, address);
+  pi::fdImpl* fd = newSocket("listen", net, t);
+  if (int err = os::sockBind(fd->sysfd, t.sa, false)) {
+    pi::fdFree(fd);
+    throw opError("listen", net, "", t.text, "bind", err);
+  }
+  auto* c = new packetImpl;
+  c->fd = fd;
+  c->net = net;
+  c->laddr = t.family == os::Family::kUnix ? t.text : localName(fd->sysfd);
+  return internal::access::packet(c);
+}
+
 std::pair<std::string, std::string> SplitHostPort(std::string_view hostport) {
   std::string host, port, why;
   if (!splitHostPort(hostport, &host, &port, &why)) {
@@ -581,6 +842,7 @@ Listener Listen(std::string_view network, std::string_view address) {
   pi::checkInRun("net::Listen");
   std::string net(network);
   target t = resolve("listen", net, address, true);
+  if (parseNetwork(net).dgram) throw unexpectedAddr(net, t, address);
   pi::fdImpl* fd = newSocket("listen", net, t);
   bool inet = t.family != os::Family::kUnix;
   if (int err = os::sockBind(fd->sysfd, t.sa, inet)) {

@@ -20,7 +20,9 @@
 // that the OS commits page by page as it is touched. Stacks are carved out
 // of slabs of about 16 MiB, one mapping each, and pooled with their Gs
 // (gfput/gfget keep a dead G's stack), so steady-state spawning maps
-// nothing. Slabs go back to the OS when Run ends.
+// nothing. The scavenger gives an idle stack's pages back (stackRelease:
+// madvise, the range stays mapped) and stackAlloc hands released stacks
+// out before carving new ones; slabs are unmapped when Run ends.
 //
 // Stacks get an inaccessible guard page below them while the kernel's
 // mapping limit allows: each guard splits its slab's mapping in two, and
@@ -70,7 +72,14 @@ constexpr std::size_t kCanaryWords = kCanaryBytes / sizeof(std::uintptr_t);
 struct Slab {
   void* base;
   std::size_t size;
+  std::size_t each;  // one stack's share, its guard or lower page included
+  // Per stack: kReleased once stackRelease gave its memory back (until
+  // stackAlloc hands it out again), kGuarded if it has a guard page.
+  std::vector<std::uint8_t> state;
+  std::size_t nreleased = 0;
 };
+constexpr std::uint8_t kReleased = 1;
+constexpr std::uint8_t kGuarded = 2;
 
 mutex stackLock;
 std::vector<Slab> slabs ABSL_GUARDED_BY(stackLock);
@@ -78,6 +87,10 @@ char* slabNext ABSL_GUARDED_BY(stackLock) = nullptr;  // next free stack
 char* slabEnd ABSL_GUARDED_BY(stackLock) = nullptr;
 std::size_t stacksMade ABSL_GUARDED_BY(stackLock) = 0;
 std::int64_t guardBudget ABSL_GUARDED_BY(stackLock) = 0;
+// Slabs holding released stacks (maybe stale: nreleased says), for
+// stackAlloc to reuse before carving new ones. Slabs, not stacks, so that
+// what the scavenger keeps per released stack is one byte.
+std::vector<std::uint32_t> slabsWithFree ABSL_GUARDED_BY(stackLock);
 
 // canaryWord: the value of the canary word at p; it depends on the address,
 // so a stack copied or shifted in place does not look intact.
@@ -114,6 +127,19 @@ bool sysGuard(void* p, std::size_t size) {
 // sysFreeStack: returns a region from sysAllocStack to the OS.
 void sysFreeStack(void* base, std::size_t size) { munmap(base, size); }
 
+// sysUnused: gives [p, p + size)'s pages back to the OS; the range stays
+// mapped and reads as zeros when touched again (Go's sysUnusedOS
+// (mem_linux.go:39)).
+void sysUnused(void* p, std::size_t size) { madvise(p, size, MADV_DONTNEED); }
+
+// writeCanary fills s's canary, if it has one.
+void writeCanary(Stack* s) {
+  if (s->canary == nullptr) return;
+  for (std::size_t i = 0; i < kCanaryWords; i++) {
+    s->canary[i] = canaryWord(s->canary + i);
+  }
+}
+
 #if !defined(GORT_ARCH_GOGO)
 namespace ctx = boost::context::detail;
 
@@ -128,6 +154,38 @@ void trampoline(ctx::transfer_t t) {
 
 }  // namespace
 
+// reuseReleased: a released stack into *s, if there is one; its canary's
+// page may have gone back to the OS too, so the canary is written again.
+bool reuseReleased(Stack* s, std::size_t page)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(stackLock) {
+  while (!slabsWithFree.empty()) {
+    std::uint32_t k = slabsWithFree.back();
+    Slab& slab = slabs[k];
+    if (slab.nreleased == 0) {
+      slabsWithFree.pop_back();
+      continue;
+    }
+    std::size_t i = 0;
+    while ((slab.state[i] & kReleased) == 0) i++;
+    slab.state[i] &= static_cast<std::uint8_t>(~kReleased);
+    slab.nreleased--;
+    char* lo = static_cast<char*>(slab.base) + page + i * slab.each;
+    *s = {};
+    s->base = lo;
+    s->size = slab.each - kCanaryBytes;
+    s->slab = k;
+    s->index = static_cast<std::uint32_t>(i);
+    if (slab.state[i] & kGuarded) {
+      s->guard = page;
+    } else {
+      s->canary = reinterpret_cast<std::uintptr_t*>(lo - kCanaryBytes);
+      writeCanary(s);
+    }
+    return true;
+  }
+  return false;
+}
+
 // stackAlloc: `size` usable bytes, with one guard page below them while
 // guards are affordable, else a canary.
 bool stackAlloc(Stack* s, std::size_t size, ContextEntry entry) {
@@ -135,6 +193,10 @@ bool stackAlloc(Stack* s, std::size_t size, ContextEntry entry) {
   std::size_t page = physPageSize();
   std::size_t each = size + page;  // room for a guard page either way
   lock(&stackLock);
+  if (reuseReleased(s, page)) {
+    unlock(&stackLock);
+    return true;
+  }
   if (stacksMade == 0) guardBudget = guardsAffordable();  // once per Run
   if (slabNext == nullptr || slabEnd - slabNext < static_cast<long>(each)) {
     // A leading page holds the canary of the slab's first stack.
@@ -146,28 +208,58 @@ bool stackAlloc(Stack* s, std::size_t size, ContextEntry entry) {
       unlock(&stackLock);
       return false;
     }
-    slabs.push_back(Slab{base, bytes});
+    slabs.push_back(Slab{base, bytes, each, std::vector<std::uint8_t>(n), 0});
     slabNext = static_cast<char*>(base) + page;
     slabEnd = static_cast<char*>(base) + bytes;
   }
   char* lo = slabNext;
   slabNext += each;
   bool guarded = static_cast<std::int64_t>(stacksMade++) < guardBudget;
-  unlock(&stackLock);
+  Slab& slab = slabs.back();
   *s = {};
+  s->slab = static_cast<std::uint32_t>(slabs.size() - 1);
+  s->index = static_cast<std::uint32_t>(
+      (lo - static_cast<char*>(slab.base) - page) / each);
   s->base = lo;
   s->size = each - kCanaryBytes;  // the top is the next stack's canary
   if (guarded && sysGuard(lo, page)) {
+    slab.state[s->index] = kGuarded;
+    unlock(&stackLock);
     s->guard = page;
     return true;
   }
+  unlock(&stackLock);
   // No guard: the page below the stack is usable too, and the canary sits
   // right under it, in the top of the region below.
   s->canary = reinterpret_cast<std::uintptr_t*>(lo - kCanaryBytes);
-  for (std::size_t i = 0; i < kCanaryWords; i++) {
-    s->canary[i] = canaryWord(s->canary + i);
-  }
+  writeCanary(s);
   return true;
+}
+
+// stackRelease: all of the stack's pages but the top one go back to the OS
+// at once. The top page also holds the canary of the stack above, so it
+// goes only once that stack is released too (or there is none); and the
+// page below, which holds this stack's canary (the top page of the stack
+// below, or the slab's leading page), goes now if nothing else uses it. A
+// stack in use never loses its canary, and stackAlloc writes a released
+// stack's canary again before handing it out.
+void stackRelease(Stack* s) {
+  std::size_t page = physPageSize();
+  char* lo = static_cast<char*>(s->base);
+  lock(&stackLock);
+  Slab& slab = slabs[s->slab];
+  std::size_t each = slab.each;
+  std::size_t i = s->index;
+  sysUnused(lo, each - page);
+  slab.state[i] |= kReleased;
+  if (slab.nreleased++ == 0) slabsWithFree.push_back(s->slab);
+  bool last = i + 1 == slab.state.size();
+  if (last || (slab.state[i + 1] & kReleased)) {
+    sysUnused(lo + each - page, page);
+  }
+  if (i == 0 || (slab.state[i - 1] & kReleased)) sysUnused(lo - page, page);
+  unlock(&stackLock);
+  *s = {};
 }
 
 bool stacksShareable() { return true; }
@@ -199,6 +291,7 @@ void stackFreeAll(bool retain, void (*beforeUnmap)(void*, std::size_t)) {
     sysFreeStack(slab.base, slab.size);
   }
   slabs.clear();
+  slabsWithFree.clear();
   slabNext = slabEnd = nullptr;
   stacksMade = 0;
   guardBudget = 0;

@@ -73,6 +73,9 @@ void stackFree(Stack* s) {
   *s = {};
 }
 
+// stackRelease: the fibre goes, and with it its stack.
+void stackRelease(Stack* s) { stackFree(s); }
+
 // stacksShareable: a fibre resumes only in its own G's loop.
 bool stacksShareable() { return false; }
 

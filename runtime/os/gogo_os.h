@@ -39,6 +39,10 @@ struct Stack {
   // A stack without a guard page: the words just below its limit, which
   // stackIntact checks (nullptr when the stack has a guard).
   std::uintptr_t* canary = nullptr;
+  // Where a backend that carves stacks out of slabs (fcontext) put this one:
+  // its slab and its index there (stackRelease finds its neighbours).
+  std::uint32_t slab = 0;
+  std::uint32_t index = 0;
 };
 
 // stackAlloc: gives *s a stack with `size` usable bytes, on which contexts
@@ -56,6 +60,12 @@ bool stacksShareable();
 // may keep its memory until stackFreeAll). Go's stackfree (stack.go:447), OS
 // part.
 void stackFree(Stack* s);
+// stackRelease: s's goroutine is gone and its G is being freed while the Run
+// goes on (the runtime's scavenger): the stack's memory goes back to the OS
+// (its address range may be handed out again by stackAlloc); *s is emptied.
+// What markrootFreeGStacks (mgcmark.go:293) and then the background
+// scavenger do for an idle G's stack in Go, OS part.
+void stackRelease(Stack* s);
 // stackFreeAll: returns every stack's memory to the OS when Run ends; with
 // retain, an abandoned thread may still run on one, so it stays mapped.
 // beforeUnmap (may be nullptr) sees each region just before it is unmapped

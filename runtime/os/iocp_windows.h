@@ -43,6 +43,11 @@ struct IoOp {
   SOCKET accepted = INVALID_SOCKET;  // AcceptEx's new socket
   // AcceptEx's local and remote addresses, each sockaddr_storage + 16.
   char addrs[2 * (sizeof(sockaddr_storage) + 16)];
+  // WSARecvFrom's sender (and its length), or WSASendTo's target, which
+  // the OS may read until the operation completes.
+  sockaddr_storage peer{};
+  INT peerLen = 0;
+  DWORD len = 0;         // the buffer's size, for a truncated datagram
   IoOp* next = nullptr;  // in the pool
 };
 

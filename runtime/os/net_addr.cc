@@ -128,6 +128,36 @@ int lookupHost(const std::string& host, bool want4, bool want6,
   return pick != nullptr ? 0 : kErrNoSuchHost;
 }
 
+int lookupHostAll(const std::string& host, bool want4, bool want6, IPAddr* out,
+                  int max, int* n) {
+  netStartup();
+  *n = 0;
+  addrinfo hints{};
+  hints.ai_family = want4 && !want6   ? AF_INET
+                    : want6 && !want4 ? AF_INET6
+                                      : AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  if (getaddrinfo(host.c_str(), nullptr, &hints, &res) != 0 || res == nullptr) {
+    return kErrNoSuchHost;
+  }
+  for (int family : {AF_INET, AF_INET6}) {  // IPv4 first, as pickAddr
+    for (const addrinfo* a = res; a != nullptr && *n < max; a = a->ai_next) {
+      if (a->ai_family != family) continue;
+      IPAddr ip;
+      copyIP(a, ip.ip, &ip.v4);
+      bool dup = false;  // one entry per address, not per protocol
+      for (int i = 0; i < *n; i++) {
+        dup = dup || (out[i].v4 == ip.v4 &&
+                      std::memcmp(out[i].ip, ip.ip, sizeof ip.ip) == 0);
+      }
+      if (!dup) out[(*n)++] = ip;
+    }
+  }
+  freeaddrinfo(res);
+  return *n > 0 ? 0 : kErrNoSuchHost;
+}
+
 bool sockaddrInet(const unsigned char* ip, bool v4, int port, SockAddr* sa,
                   std::uint32_t zone) {
   std::memset(sa->data, 0, sizeof sa->data);

@@ -61,8 +61,16 @@ struct IoVec {
 // Windows: not used (the completion model writes buffer by buffer).
 int sockWritev(std::intptr_t fd, const IoVec* v, int n, std::size_t* done);
 
-// sockSocket: a non-blocking stream socket of family f.
-int sockSocket(Family f, std::intptr_t* fd);
+// sockSocket: a non-blocking socket of family f: a stream one, or with
+// dgram a datagram one (UDP, unixgram).
+int sockSocket(Family f, std::intptr_t* fd, bool dgram = false);
+// sockRecvFrom: one recvfrom(2); *n bytes of the datagram (the rest of a
+// longer one is dropped), its sender in *from (len 0 if it has none).
+int sockRecvFrom(std::intptr_t fd, void* buf, std::size_t len, std::size_t* n,
+                 SockAddr* from);
+// sockSendTo: one sendto(2) of a datagram to `to` (MSG_NOSIGNAL).
+int sockSendTo(std::intptr_t fd, const void* buf, std::size_t len,
+               const SockAddr& to, std::size_t* n);
 // sockListen: SO_REUSEADDR (inet), bind and listen.
 int sockBind(std::intptr_t fd, const SockAddr& sa, bool reuseAddr);
 int sockListen(std::intptr_t fd);
@@ -106,6 +114,15 @@ bool parseIP(const std::string& s, unsigned char* ip, bool* v4,
 // BlockingSyscall); want4 / want6 restrict the family.
 int lookupHost(const std::string& host, bool want4, bool want6,
                unsigned char* ip, bool* v4);
+// IPAddr: one resolved address (16 bytes; IPv4 in the first 4).
+struct IPAddr {
+  unsigned char ip[16] = {};
+  bool v4 = true;
+};
+// lookupHostAll: lookupHost's every address, up to max into out (IPv4 ones
+// first, each family in the resolver's order), *n of them.
+int lookupHostAll(const std::string& host, bool want4, bool want6, IPAddr* out,
+                  int max, int* n);
 // sockaddrInet / sockaddrUnix: build an address; false if it cannot be.
 bool sockaddrInet(const unsigned char* ip, bool v4, int port, SockAddr* sa,
                   std::uint32_t zone = 0);
@@ -139,6 +156,11 @@ void ioOpFree(IoOp* op);
 // error. ioAccept makes the new socket itself; ioConnect binds fd first.
 int ioRecv(IoOp* op, void* buf, std::size_t len);
 int ioSend(IoOp* op, const void* buf, std::size_t len);
+// ioRecvFrom / ioSendTo: a datagram's WSARecvFrom / WSASendTo; once
+// ioResult has the count, ioFrom gives a received one's sender.
+int ioRecvFrom(IoOp* op, void* buf, std::size_t len);
+int ioSendTo(IoOp* op, const void* buf, std::size_t len, const SockAddr& to);
+void ioFrom(const IoOp* op, SockAddr* from);
 int ioAccept(IoOp* op);
 int ioConnect(IoOp* op, const SockAddr& sa);
 // ioResult: a finished operation's outcome: 0 and *n bytes, kErrCanceled,

@@ -155,14 +155,43 @@ int sockWritev(std::intptr_t fd, const IoVec* v, int n, std::size_t* done) {
   }
 }
 
-int sockSocket(Family f, std::intptr_t* fd) {
+int sockSocket(Family f, std::intptr_t* fd, bool dgram) {
   int dom = f == Family::kInet4   ? AF_INET
             : f == Family::kInet6 ? AF_INET6
                                   : AF_UNIX;
-  int s = socket(dom, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  int type = dgram ? SOCK_DGRAM : SOCK_STREAM;
+  int s = socket(dom, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (s < 0) return errno;
   *fd = s;
   return 0;
+}
+
+int sockRecvFrom(std::intptr_t fd, void* buf, std::size_t len, std::size_t* n,
+                 SockAddr* from) {
+  for (;;) {
+    socklen_t alen = sizeof from->data;
+    ssize_t r = recvfrom(fdOf(fd), buf, len, 0,
+                         reinterpret_cast<sockaddr*>(from->data), &alen);
+    if (r >= 0) {
+      *n = static_cast<std::size_t>(r);
+      from->len = static_cast<std::uint32_t>(alen);
+      return 0;
+    }
+    if (errno != EINTR) return code(errno);
+  }
+}
+
+int sockSendTo(std::intptr_t fd, const void* buf, std::size_t len,
+               const SockAddr& to, std::size_t* n) {
+  const auto* a = reinterpret_cast<const sockaddr*>(to.data);
+  for (;;) {
+    ssize_t r = sendto(fdOf(fd), buf, len, MSG_NOSIGNAL, a, to.len);
+    if (r >= 0) {
+      *n = static_cast<std::size_t>(r);
+      return 0;
+    }
+    if (errno != EINTR) return code(errno);
+  }
 }
 
 int sockBind(std::intptr_t fd, const SockAddr& sa, bool reuseAddr) {

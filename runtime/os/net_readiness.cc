@@ -12,6 +12,11 @@ IoOp* ioOpNew(std::intptr_t, std::uint64_t, std::int32_t) { return nullptr; }
 void ioOpFree(IoOp*) {}
 int ioRecv(IoOp*, void*, std::size_t) { return kErrNotSupported; }
 int ioSend(IoOp*, const void*, std::size_t) { return kErrNotSupported; }
+int ioRecvFrom(IoOp*, void*, std::size_t) { return kErrNotSupported; }
+int ioSendTo(IoOp*, const void*, std::size_t, const SockAddr&) {
+  return kErrNotSupported;
+}
+void ioFrom(const IoOp*, SockAddr* from) { from->len = 0; }
 int ioAccept(IoOp*) { return kErrNotSupported; }
 int ioConnect(IoOp*, const SockAddr&) { return kErrNotSupported; }
 int ioResult(IoOp*, std::size_t* n, std::intptr_t*) {

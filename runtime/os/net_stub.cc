@@ -21,7 +21,14 @@ int fdRead(std::intptr_t, void*, std::size_t, std::size_t*) {
 int fdWrite(std::intptr_t, const void*, std::size_t, std::size_t*) {
   return kErrNotSupported;
 }
-int sockSocket(Family, std::intptr_t*) { return kErrNotSupported; }
+int sockSocket(Family, std::intptr_t*, bool) { return kErrNotSupported; }
+int sockRecvFrom(std::intptr_t, void*, std::size_t, std::size_t*, SockAddr*) {
+  return kErrNotSupported;
+}
+int sockSendTo(std::intptr_t, const void*, std::size_t, const SockAddr&,
+               std::size_t*) {
+  return kErrNotSupported;
+}
 int sockBind(std::intptr_t, const SockAddr&, bool) { return kErrNotSupported; }
 int sockListen(std::intptr_t) { return kErrNotSupported; }
 int sockAccept(std::intptr_t, std::intptr_t*) { return kErrNotSupported; }
@@ -33,6 +40,10 @@ int sockName(std::intptr_t, SockAddr*) { return kErrNotSupported; }
 int sockPeer(std::intptr_t, SockAddr*) { return kErrNotSupported; }
 bool parseIP(const std::string&, unsigned char*, bool*) { return false; }
 int lookupHost(const std::string&, bool, bool, unsigned char*, bool*) {
+  return kErrNotSupported;
+}
+int lookupHostAll(const std::string&, bool, bool, IPAddr*, int, int* n) {
+  *n = 0;
   return kErrNotSupported;
 }
 bool sockaddrInet(const unsigned char*, bool, int, SockAddr*) { return false; }

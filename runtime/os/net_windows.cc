@@ -72,6 +72,7 @@ IoOp* opFree = nullptr;  // guarded by opLock
 void start(IoOp* op) {
   std::memset(&op->ov, 0, sizeof op->ov);
   op->qty = 0;
+  op->len = 0;
   op->err = 0;
   op->connect = false;
 }
@@ -129,6 +130,18 @@ int finished(IoOp* op, bool ok) {
   return started(ok);
 }
 
+// recvFinished: finished for a receive, where a datagram longer than the
+// buffer failing at once (WSAEMSGSIZE) counts as a read of the buffer's
+// worth (see ioResult).
+int recvFinished(IoOp* op, bool ok) {
+  if (!ok && lastErr() == WSAEMSGSIZE) {
+    op->err = 0;
+    op->qty = op->len;
+    return 0;
+  }
+  return finished(op, ok);
+}
+
 // acceptDied: AcceptEx failed for the new connection only (reset before it
 // was accepted): accept again, as Go's acceptOne
 // (internal/poll/fd_windows.go:938) loop does.
@@ -141,11 +154,22 @@ void closeAccepted(IoOp* op) {
   op->accepted = INVALID_SOCKET;
 }
 
-int newSocket(int family, SOCKET* s) {
+int newSocket(int family, SOCKET* s, bool dgram = false) {
   wsaStartup();
-  *s = WSASocketW(family, SOCK_STREAM, IPPROTO_TCP, nullptr, 0,
+  *s = WSASocketW(family, dgram ? SOCK_DGRAM : SOCK_STREAM,
+                  dgram ? IPPROTO_UDP : IPPROTO_TCP, nullptr, 0,
                   WSA_FLAG_OVERLAPPED | WSA_FLAG_NO_HANDLE_INHERIT);
-  return *s == INVALID_SOCKET ? lastErr() : 0;
+  if (*s == INVALID_SOCKET) return lastErr();
+  if (dgram) {
+    // Go's FD.Init (internal/poll/fd_windows.go:283) for UDP: an ICMP
+    // port-unreachable would otherwise fail the next WSARecvFrom with
+    // WSAECONNRESET.
+    BOOL off = FALSE;
+    DWORD ret = 0;
+    WSAIoctl(*s, SIO_UDP_CONNRESET, &off, sizeof off, nullptr, 0, &ret, nullptr,
+             nullptr);
+  }
+  return 0;
 }
 
 }  // namespace
@@ -293,14 +317,26 @@ int sockWritev(std::intptr_t, const IoVec*, int, std::size_t*) {
   return kErrNotSupported;  // fdWritev writes buffer by buffer here
 }
 
-int sockSocket(Family f, std::intptr_t* fd) {
+int sockSocket(Family f, std::intptr_t* fd, bool dgram) {
   if (f == Family::kUnix) return kErrNotSupported;
   SOCKET s;
-  if (int err = newSocket(f == Family::kInet4 ? AF_INET : AF_INET6, &s)) {
+  if (int err =
+          newSocket(f == Family::kInet4 ? AF_INET : AF_INET6, &s, dgram)) {
     return err;
   }
   *fd = static_cast<std::intptr_t>(s);
   return 0;
+}
+
+// sockRecvFrom / sockSendTo: not used (the completion model's ioRecvFrom
+// and ioSendTo are).
+int sockRecvFrom(std::intptr_t, void*, std::size_t, std::size_t*, SockAddr*) {
+  return kErrNotSupported;
+}
+
+int sockSendTo(std::intptr_t, const void*, std::size_t, const SockAddr&,
+               std::size_t*) {
+  return kErrNotSupported;
 }
 
 int sockBind(std::intptr_t fd, const SockAddr& sa, bool reuseAddr) {
@@ -457,11 +493,12 @@ void ioOpFree(IoOp* op) {
 // ioRecv mirrors Go's FD.Read (internal/poll/fd_windows.go:408)'s WSARecv.
 int ioRecv(IoOp* op, void* buf, std::size_t len) {
   start(op);
+  op->len = static_cast<DWORD>(len);
   WSABUF b;
   b.len = static_cast<ULONG>(len);
   b.buf = static_cast<char*>(buf);
   DWORD flags = 0;
-  return finished(
+  return recvFinished(
       op, WSARecv(op->fd, &b, 1, nullptr, &flags, &op->ov, nullptr) == 0);
 }
 
@@ -473,6 +510,42 @@ int ioSend(IoOp* op, const void* buf, std::size_t len) {
   b.buf = const_cast<char*>(static_cast<const char*>(buf));
   return finished(op,
                   WSASend(op->fd, &b, 1, nullptr, 0, &op->ov, nullptr) == 0);
+}
+
+// ioRecvFrom mirrors Go's FD.ReadFrom (internal/poll/fd_windows.go:568)'s
+// WSARecvFrom; the sender lands in op->peer.
+int ioRecvFrom(IoOp* op, void* buf, std::size_t len) {
+  start(op);
+  op->len = static_cast<DWORD>(len);
+  op->peerLen = sizeof op->peer;
+  WSABUF b;
+  b.len = static_cast<ULONG>(len);
+  b.buf = static_cast<char*>(buf);
+  DWORD flags = 0;
+  return recvFinished(op, WSARecvFrom(op->fd, &b, 1, nullptr, &flags,
+                                      reinterpret_cast<sockaddr*>(&op->peer),
+                                      &op->peerLen, &op->ov, nullptr) == 0);
+}
+
+// ioSendTo mirrors Go's FD.WriteTo (internal/poll/fd_windows.go:814)'s
+// WSASendTo; the target is copied into op first.
+int ioSendTo(IoOp* op, const void* buf, std::size_t len, const SockAddr& to) {
+  start(op);
+  std::memcpy(&op->peer, to.data, to.len);
+  op->peerLen = static_cast<INT>(to.len);
+  WSABUF b;
+  b.len = static_cast<ULONG>(len);
+  b.buf = const_cast<char*>(static_cast<const char*>(buf));
+  return finished(op, WSASendTo(op->fd, &b, 1, nullptr, 0,
+                                reinterpret_cast<sockaddr*>(&op->peer),
+                                op->peerLen, &op->ov, nullptr) == 0);
+}
+
+void ioFrom(const IoOp* op, SockAddr* from) {
+  std::size_t n = op->peerLen > 0 ? static_cast<std::size_t>(op->peerLen) : 0;
+  if (n > sizeof from->data) n = sizeof from->data;
+  std::memcpy(from->data, &op->peer, n);
+  from->len = static_cast<std::uint32_t>(n);
 }
 
 // ioAccept mirrors Go's FD.acceptOne (internal/poll/fd_windows.go:938):
@@ -531,6 +604,12 @@ bool ioComplete(IoOp* op) {
 }
 
 int ioResult(IoOp* op, std::size_t* n, std::intptr_t* nfd) {
+  if (op->err == WSAEMSGSIZE) {
+    // A datagram longer than the buffer: the buffer's worth, the rest
+    // dropped, as on Unix (Go on Windows returns the error as well).
+    op->err = 0;
+    op->qty = op->len;
+  }
   *n = op->qty;
   if (op->err == WSA_OPERATION_ABORTED || op->err == ERROR_OPERATION_ABORTED) {
     *n = 0;

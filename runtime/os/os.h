@@ -91,6 +91,10 @@ std::size_t physPageSize();
 // the kernel refuses (Linux: vm.max_map_count minus the lines of
 // /proc/self/maps); -1 where the OS sets no such limit.
 std::int64_t mappingsLeft();
+// heapRelease: gives the C++ heap's free pages back to the OS (glibc's
+// malloc_trim, as bgscavenge (mgcscavenge.go:613) does for the Go heap);
+// nothing where the allocator does it by itself.
+void heapRelease();
 
 // installFaultHandler: on SIGSEGV/SIGBUS, calls onFault(address, sp) on the
 // thread's signal stack, sp being the faulting thread's stack pointer

@@ -5,6 +5,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
+#if defined(__GLIBC__)
+#include <malloc.h>  // malloc_trim
+#endif
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -176,6 +179,12 @@ std::int64_t countLines(const char* path) {
   return lines;
 }
 }  // namespace
+
+void heapRelease() {
+#if defined(__GLIBC__)
+  malloc_trim(0);
+#endif
+}
 
 // mappingsLeft: vm.max_map_count (65530 if unreadable, the kernel's
 // default) minus the mappings the process has now.

@@ -38,6 +38,7 @@
 #ifndef _WIN32_WINNT
 #define _WIN32_WINNT 0x0A00
 #endif
+#include <malloc.h>  // _heapmin
 #include <stdlib.h>
 #include <windows.h>
 
@@ -487,6 +488,9 @@ std::size_t physPageSize() {
 
 // Windows has no per-process mapping limit; fibres keep their own guards.
 std::int64_t mappingsLeft() { return -1; }
+
+// heapRelease: the CRT heap's free blocks back to Windows.
+void heapRelease() { _heapmin(); }
 
 namespace {
 void (*faultHook)(void* addr, void* sp) = nullptr;

@@ -291,7 +291,7 @@ int fdRead(fdImpl* fd, void* buf, std::size_t len, std::size_t* n) {
   *n = 0;
   if (!fd->mu.rwlock(true)) return kErrClosing;
   unlocker u{fd, true};
-  if (len == 0) return 0;
+  if (len == 0 && fd->stream) return 0;  // a datagram read takes a packet
   if (len > kMaxRW) len = kMaxRW;
   if (fd->rop != nullptr) {
     os::IoOp* op = fd->rop;
@@ -316,6 +316,54 @@ int fdRead(fdImpl* fd, void* buf, std::size_t len, std::size_t* n) {
     }
     if (err != 0) *n = 0;
     return fail(fd, "read", err);
+  }
+}
+
+int fdReadFrom(fdImpl* fd, void* buf, std::size_t len, std::size_t* n,
+               os::SockAddr* from) {
+  *n = 0;
+  from->len = 0;
+  if (!fd->mu.rwlock(true)) return kErrClosing;
+  unlocker u{fd, true};
+  if (len > kMaxRW) len = kMaxRW;
+  if (fd->rop != nullptr) {
+    os::IoOp* op = fd->rop;
+    int err = execIO(
+        fd, op, os::kPollRead, [&] { return os::ioRecvFrom(op, buf, len); }, n,
+        nullptr);
+    if (err == 0) os::ioFrom(op, from);
+    if (err != 0) *n = 0;
+    return err;
+  }
+  if (int err = prepare(fd, os::kPollRead)) return err;
+  for (;;) {
+    int err = os::sockRecvFrom(fd->sysfd, buf, len, n, from);
+    if (err == os::kErrAgain && fd->pd != nullptr) {
+      if ((err = wait(fd, os::kPollRead)) == 0) continue;
+    }
+    if (err != 0) *n = 0;
+    return err;
+  }
+}
+
+int fdWriteTo(fdImpl* fd, const void* buf, std::size_t len,
+              const os::SockAddr& to, std::size_t* n) {
+  *n = 0;
+  if (!fd->mu.rwlock(false)) return kErrClosing;
+  unlocker u{fd, false};
+  if (fd->wop != nullptr) {
+    os::IoOp* op = fd->wop;
+    return execIO(
+        fd, op, os::kPollWrite, [&] { return os::ioSendTo(op, buf, len, to); },
+        n, nullptr);
+  }
+  if (int err = prepare(fd, os::kPollWrite)) return err;
+  for (;;) {
+    int err = os::sockSendTo(fd->sysfd, buf, len, to, n);
+    if (err == os::kErrAgain && fd->pd != nullptr) {
+      if ((err = wait(fd, os::kPollWrite)) == 0) continue;
+    }
+    return err;
   }
 }
 

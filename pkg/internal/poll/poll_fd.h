@@ -59,6 +59,7 @@ struct fdImpl {
                             // (internal/poll/fd_windows.go:228), wop)
   std::uint32_t csema = 0;  // Close waits here for destroy
   bool isFile = true;       // errors say "file", not "network"
+  bool stream = true;       // false for datagrams: a 0-byte read is a packet
   // raise throws the owner's poll::Error for a failed call; it runs while
   // the call still holds its reference, so Close (and the owner's
   // destructor) cannot free what the message is built from meanwhile.
@@ -72,6 +73,14 @@ struct fdImpl {
 fdImpl* fdOpen(std::intptr_t sysfd, bool isFile, int* err);
 // fdRead: one read, parking until ready; *n = 0 at EOF.
 int fdRead(fdImpl* fd, void* buf, std::size_t len, std::size_t* n);
+// fdReadFrom: one datagram and its sender (Go's FD.ReadFrom
+// (internal/poll/fd_unix.go:207)), parking until one arrives.
+int fdReadFrom(fdImpl* fd, void* buf, std::size_t len, std::size_t* n,
+               os::SockAddr* from);
+// fdWriteTo: one datagram to `to` (Go's FD.WriteTo
+// (internal/poll/fd_unix.go:491)), parking until there is room.
+int fdWriteTo(fdImpl* fd, const void* buf, std::size_t len,
+              const os::SockAddr& to, std::size_t* n);
 // fdWrite: writes all len bytes, parking as needed; *n written so far.
 int fdWrite(fdImpl* fd, const void* buf, std::size_t len, std::size_t* n);
 // fdWritev: writes every buffer in order, one sendmsg per batch of up to

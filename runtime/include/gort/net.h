@@ -1,4 +1,4 @@
-// gort/net.h: TCP and unix-domain stream sockets whose blocking calls park
+// gort/net.h: TCP, UDP and unix-domain sockets whose blocking calls park
 // the goroutine on the network poller, not the thread (Go's package net).
 #ifndef GORT_NET_H_
 #define GORT_NET_H_
@@ -20,6 +20,7 @@ namespace gort::net {
 namespace internal {
 struct connImpl;
 struct listenerImpl;
+struct packetImpl;
 struct access;
 }  // namespace internal
 
@@ -56,9 +57,11 @@ class Result {
   std::variant<T, Error> v_;
 };
 
-// A stream connection (Go's net.Conn (net/net.go:113)); move-only, closed by
-// its destructor. Close may run while other goroutines use it; the destructor
-// may not.
+// A connection (Go's net.Conn (net/net.go:113)): a stream, or a connected
+// datagram socket from Dial("udp" | "unixgram", ...), where each Write is one
+// packet and each Read takes one (0 then means an empty packet, not EOF).
+// Move-only, closed by its destructor. Close may run while other goroutines
+// use it; the destructor may not.
 class Conn {
  public:
   // An empty connection.
@@ -175,6 +178,64 @@ class Listener {
   internal::listenerImpl* impl_ = nullptr;
 };
 
+// What PacketConn::ReadFrom returns: the bytes read and the sender.
+struct Packet {
+  // The number of bytes of the datagram copied into the buffer.
+  std::size_t n = 0;
+  // The sender, as Conn::RemoteAddr spells it ("" for an unnamed one).
+  std::string addr;
+};
+
+// A datagram socket (Go's net.PacketConn (net/net.go:309)) from ListenPacket;
+// move-only, closed by its destructor. Close may run while other goroutines
+// use it; the destructor may not.
+class PacketConn {
+ public:
+  // An empty packet connection.
+  PacketConn() = default;
+  // Moves the socket out of other, leaving it empty.
+  PacketConn(PacketConn&& other) noexcept;
+  // Closes this socket and takes other's.
+  PacketConn& operator=(PacketConn&& other) noexcept;
+  // Not copyable: one owner per socket.
+  PacketConn(const PacketConn&) = delete;
+  // Not copyable: one owner per socket.
+  PacketConn& operator=(const PacketConn&) = delete;
+  // Closes the socket if it is open.
+  ~PacketConn();
+
+  // Parks until a datagram arrives; copies up to n bytes of it into buf
+  // (the rest of a longer one is lost, as in Go) and returns the count and
+  // the sender.
+  Packet ReadFrom(void* buf, std::size_t n);
+  // ReadFrom that stores the sender in *addr, reusing its capacity (no
+  // allocation per packet); returns the count.
+  std::size_t ReadFrom(void* buf, std::size_t n, std::string* addr);
+  // Sends buf as one datagram to addr ("host:port", or a unix path for
+  // unixgram); returns n or throws.
+  std::size_t WriteTo(const void* buf, std::size_t n, std::string_view addr);
+  // Sets the read and write deadlines; time_point{} clears them.
+  void SetDeadline(std::chrono::steady_clock::time_point t);
+  // Sets the read deadline; time_point{} clears it.
+  void SetReadDeadline(std::chrono::steady_clock::time_point t);
+  // Sets the write deadline; time_point{} clears it.
+  void SetWriteDeadline(std::chrono::steady_clock::time_point t);
+  // SO_RCVBUF: the OS receive buffer's size.
+  void SetReadBuffer(int bytes);
+  // SO_SNDBUF: the OS send buffer's size.
+  void SetWriteBuffer(int bytes);
+  // Closes; goroutines blocked in ReadFrom or WriteTo get Closed() errors.
+  void Close();
+  // The local address, with the port chosen if 0 was asked.
+  std::string LocalAddr() const;
+  // Whether this holds a socket (not empty, not moved from).
+  bool Valid() const { return impl_ != nullptr; }
+
+ private:
+  friend struct internal::access;
+  internal::packetImpl* impl_ = nullptr;
+};
+
 // Splits "host:port", "[v6]:port" or "[v6%zone]:port" into host and port
 // (Go's SplitHostPort (net/ipsock.go:164)); throws Error on a malformed
 // address.
@@ -186,7 +247,16 @@ std::string JoinHostPort(std::string_view host, std::string_view port);
 // Listens on network "tcp", "tcp4", "tcp6" or "unix" at address ("host:port",
 // port 0 picks a free one; a path for unix).
 Listener Listen(std::string_view network, std::string_view address);
-// Connects to address on network, parking until connected or refused.
+// Listens for datagrams on network "udp", "udp4", "udp6" or "unixgram" at
+// address (Go's ListenPacket (net/dial.go:739)); unlike a unix Listener's,
+// a unixgram socket's file stays after Close, as in Go.
+PacketConn ListenPacket(std::string_view network, std::string_view address);
+// Connects to address on network: "tcp", "tcp4", "tcp6", "unix", or the
+// datagram networks "udp", "udp4", "udp6", "unixgram" (a connected socket
+// that sends to and receives from that address only). A name resolving to
+// several addresses is tried address by address, the deadline shared out
+// among them, and the first address's error is thrown if none connects
+// (Go's dialSerial (net/dial.go:523)).
 Conn Dial(std::string_view network, std::string_view address);
 // Dial that fails with a Timeout() error if not connected within timeout
 // (zero or less: no timeout, as Go's Dialer.Timeout (net/dial.go:40)).

@@ -158,6 +158,14 @@ struct Stats {
   std::int64_t preempt_requests = 0;  // Goroutines flagged by sysmon.
   std::int64_t sysmon_wakes = 0;      // Times sysmon's usleep returned.
   std::int64_t block_warnings = 0;    // Blocked-thread warnings printed.
+  // Dead goroutines kept for reuse on the global free list, most with their
+  // stacks (each P keeps up to 64 more, not counted).
+  int free_gs = 0;
+  // Idle dead goroutines the scavenger freed during the Run (after
+  // GODEBUG=scavenge ms unused, default 2000), and the stacks among them whose
+  // memory went back to the OS.
+  std::int64_t gs_freed = 0;
+  std::int64_t stacks_released = 0;
   int usleep_fallbacks = 0;  // Threads that lost kHighRes: sleep at low res.
   UsleepMode usleep = UsleepMode::kLowRes;  // kHighRes iff every thread has it.
   // How the network poller's timed waits reach below a millisecond while it
