@@ -447,7 +447,7 @@ void goschedIfPreempted() {
   G* gp = getg();
   if (gp->preempt.load(std::memory_order_relaxed)) {
     gp->preempt.store(false, std::memory_order_relaxed);
-    traceGoPreempt(gp);
+    traceGoPreempt(gp, traceStk::self);
     gosched();
   }
 }

@@ -23,7 +23,7 @@ cmake --build --preset default --target gort-compare gort-trace
 out=build/default/trace-ui
 mkdir -p "$out"
 echo "== trace ChanToSyscallPing =="
-GORT_TRACE="$out/ping.json" build/default/benchmarks/gort-compare --ping \
+GORT_TRACE="$out/ping.json" GORT_TRACE_FORMAT=json build/default/benchmarks/gort-compare --ping \
   --bench='^ChanToSyscallPing$' --benchtime=200x --count=1 --usleep=highres
 build/default/tools/gort-trace summary "$out/ping.json" | tee "$out/summary.txt"
 build/default/tools/gort-trace html "$out/ping.json" -o "$out/ping.html"
