@@ -80,9 +80,11 @@ enum goEv : std::uint8_t {
 constexpr int kGlobP = -1;           // Go's traceGlobProc
 constexpr std::int64_t kNoStk = -1;  // the event has no stack argument
 constexpr int kMaxInlined = 16;
-// The PC of the frame that stands for an unknown creation stack (not 0:
-// `go tool trace` takes a goroutine whose start PC is 0 as unnamed yet).
+// The PCs of the frames that stand for a creation stack gort does not have
+// (not 0: `go tool trace` takes a goroutine whose start PC is 0 as unnamed
+// yet): created before the trace started, or by Run (goroutine 1).
 constexpr std::int64_t kUnknownPC = 1;
+constexpr std::int64_t kRunPC = 2;
 
 // varint appends v in base 128, low group first (Go's traceBuf.varint).
 void varint(std::string* b, std::uint64_t v) {
@@ -277,7 +279,7 @@ void goWriter::acquireP(int q, int m) {
 void goWriter::known(std::int64_t g, gSt as) {
   gModel& s = gs_[g];
   if (s.st != gSt::unknown) return;
-  emit(kGlobP, goEvGoCreate, {u(g), newStack(0)}, 0);
+  emit(kGlobP, goEvGoCreate, {u(g), newStack(kUnknownPC)}, 0);
   s.st = gSt::runnable;
   s.seq = 1;
   if (as == gSt::waiting || as == gSt::sysblocked) {
@@ -340,10 +342,10 @@ void goWriter::leave(std::int64_t g, goEv ev, gSt st, std::int64_t stk) {
 
 // newStack: the creation stack of a goroutine, its go statement's return
 // address (Go records the new goroutine's entry PC; gort's G keeps only the
-// creator's); 0 (unknown: created before the trace, or by Run) gets a frame
-// that says so, as `go tool trace` needs one.
+// creator's); kUnknownPC and kRunPC get a frame that says which, as `go
+// tool trace` needs one.
 std::uint64_t goWriter::newStack(std::int64_t gopc) {
-  if (gopc == 0) gopc = kUnknownPC;
+  if (gopc == 0) gopc = kRunPC;
   auto [it, fresh] = gopcStacks_.emplace(gopc, 0);
   if (fresh) {
     extraStacks_.push_back({static_cast<std::uintptr_t>(gopc)});
@@ -497,10 +499,13 @@ const std::vector<std::pair<std::uintptr_t, os::Symbol>>& goWriter::frames(
   auto [it, fresh] = symbols_.try_emplace(pc);
   if (fresh) {
     os::Symbol syms[kMaxInlined];
-    int n = pc != kUnknownPC ? os::symbolize(pc, syms, kMaxInlined) : 0;
+    int n = 0;
     if (pc == kUnknownPC) {
-      syms[0].function.assign("gort.unknown (created outside the trace)");
-      n = 1;
+      syms[n++].function.assign("gort.unknown (created before the trace)");
+    } else if (pc == kRunPC) {
+      syms[n++].function.assign("gort::Run (goroutine 1)");
+    } else {
+      n = os::symbolize(pc, syms, kMaxInlined);
     }
     if (n <= 0) {
       syms[0].function.assign(1, '?');  // not = "?": GCC 12 -Wrestrict
