@@ -32,6 +32,8 @@
 namespace gort::runtime {
 
 std::atomic<bool> traceOn{false};
+// Whether events walk their stacks: only Go's format writes them.
+std::atomic<bool> traceWalkStacks{false};
 
 std::string traceJSON(std::vector<traceRecord>& recs, std::int64_t start,
                       std::int64_t end, std::int64_t dropped);  // trace_json.cc
@@ -210,6 +212,7 @@ bool startTrace(const std::string& path, TraceFormat format, bool fromEnv)
   if (traceOn.load()) return false;
   tracePath = path;
   traceFormat = format;
+  traceWalkStacks.store(format == TraceFormat::kGo, std::memory_order_relaxed);
   traceStartProcs = gomaxprocs.load();
   traceFromEnv = fromEnv;
   traceStart = os::nanotime();
@@ -279,8 +282,10 @@ namespace {
 int traceWalk(traceStk how, G* gp, std::uintptr_t* pcs) {
   G* me = getg();
   if (how == traceStk::self) gp = getcurg() == me ? me : nullptr;
-  if (how == traceStk::none || gp == nullptr || gp->stack.base == nullptr)
+  if (how == traceStk::none || gp == nullptr || gp->stack.base == nullptr ||
+      !traceWalkStacks.load(std::memory_order_relaxed)) {
     return 0;
+  }
   char* lo = static_cast<char*>(gp->stack.base) + gp->stack.guard;
   char* hi = static_cast<char*>(gp->stack.base) + gp->stack.size;
   int n = 0;
