@@ -312,8 +312,9 @@ void appendStack(traceBuf* b, M* mp, const std::uintptr_t* pcs, int n) {
 
 }  // namespace
 
-// traceEventStack mirrors Go's traceEvent with a stack (trace.go:578 and
-// traceStackID): the walk is the platform unwinder's, not Go's gentraceback.
+// traceEventStack mirrors Go's traceEvent (trace.go:578) with a stack
+// (trace.go:578 and traceStackID): the walk is the platform unwinder's, not
+// Go's gentraceback (traceback.go:33).
 void traceEventStack(traceEv ev, std::int64_t g, traceStk how, G* gp,
                      std::int64_t a0, std::int64_t a1, std::uint8_t reason) {
   G* me = getg();

@@ -8,7 +8,7 @@
 // fills. Events Go's trace carries a stack with (create, block, unblock,
 // yield, syscall) are preceded by StackPCs records holding the goroutine's
 // return addresses, walked only while a trace runs. When the trace stops,
-// trace_go.cc writes the records in Go 1.19's execution-trace format, or
+// trace_go.cc writes the records in the execution-trace format of Go 1.19, or
 // trace_json.cc as Chrome trace event JSON.
 #ifndef GORT_RUNTIME_TRACE_H_
 #define GORT_RUNTIME_TRACE_H_

@@ -3,14 +3,15 @@
 // reads and validates it).
 //
 // gort's records come from each M's buffer with the M and P they happened
-// on; Go's come from each P's buffer and must replay as a consistent story:
+// on; Go records from each P's buffer and must replay as a consistent story:
 // a P runs one goroutine at a time between ProcStart and ProcStop, a
 // goroutine is created before it starts, blocked before it is unblocked, in
 // a syscall before it exits one, and each cross-P step carries the
 // goroutine's sequence number. So the writer reads the records in time order
-// and keeps Go's model of every P and G; each record becomes the Go events
-// that take the model to what the record says, on the batch of the P the
-// model has the event on (Go's traceGlobProc batch for events without one):
+// and keeps the model the parser in Go has of every P and G; each record
+// becomes the Go events that take the model to what the record says, on the
+// batch of the P the model has the event on (Go's traceGlobProc (trace.go:96)
+// batch for events without one):
 //   - GoCreate, GoStart, GoEnd, GoSched, GoPreempt, block (by wait reason:
 //     GoBlockSend/Recv/Select/Sync/Cond/Net, GoSleep, GoStop for a block
 //     forever), GoUnblock, GoSysCall (with GoSysBlock when the P is handed
@@ -18,7 +19,7 @@
 //   - a P's first event on an M starts it (ProcStart, the M's id as the
 //     thread); it stops (ProcStop) when its M is seen without it, when
 //     another M takes it, or when sysmon retakes it from a syscall
-//     (GoSysBlock first, as Go's retake records);
+//     (GoSysBlock first, as Go's retake (proc.go:5291) records);
 //   - a goroutine that existed before the trace started is created at its
 //     first sight (GoCreate, then GoWaiting or GoInSyscall, as Go's
 //     StartTrace records them);
@@ -26,9 +27,9 @@
 //     missing step is written and the late record dropped, so the trace
 //     always validates.
 // Timestamps are nanoseconds since the trace start (EvFrequency 1e9), made
-// strictly increasing so that Go's ordering by time agrees with the replay.
-// gort's own events (steals, spinning, M parks, usleep, netpoll waits) have
-// no Go counterpart: only the JSON has them. Stacks are symbolized here,
+// strictly increasing so that the parser's ordering by time agrees with the
+// replay. gort's own events (steals, spinning, M parks, usleep, netpoll waits)
+// have no Go counterpart: only the JSON has them. Stacks are symbolized here,
 // function, file and line per frame (inlined calls as frames of their own),
 // so the viewer needs no binary.
 #include <algorithm>
@@ -46,7 +47,7 @@ namespace gort::runtime {
 
 namespace {
 
-// goEv: Go 1.19's event types (runtime's traceEv*), those gort writes.
+// goEv: the event types of Go 1.19 (runtime's traceEv*), those gort writes.
 enum goEv : std::uint8_t {
   goEvBatch = 1,
   goEvFrequency = 2,
@@ -77,7 +78,7 @@ enum goEv : std::uint8_t {
   goEvString = 37,
 };
 
-constexpr int kGlobP = -1;           // Go's traceGlobProc
+constexpr int kGlobP = -1;           // Go's traceGlobProc (trace.go:96)
 constexpr std::int64_t kNoStk = -1;  // the event has no stack argument
 constexpr int kMaxInlined = 16;
 // The PCs of the frames that stand for a creation stack gort does not have
@@ -86,7 +87,8 @@ constexpr int kMaxInlined = 16;
 constexpr std::int64_t kUnknownPC = 1;
 constexpr std::int64_t kRunPC = 2;
 
-// varint appends v in base 128, low group first (Go's traceBuf.varint).
+// varint appends v in base 128, low group first (Go's traceBuf.varint
+// (trace.go:930)).
 void varint(std::string* b, std::uint64_t v) {
   while (v >= 0x80) {
     b->push_back(static_cast<char>(0x80 | (v & 0x7f)));
@@ -97,8 +99,8 @@ void varint(std::string* b, std::uint64_t v) {
 
 std::uint64_t u(std::int64_t v) { return static_cast<std::uint64_t>(v); }
 
-// blockEv: the Go event for a park with reason w (Go's gopark callers'
-// traceEv arguments).
+// blockEv: the Go event for a park with reason w (as the gopark callers in
+// Go choose it).
 goEv blockEv(waitReason w) {
   switch (w) {
     case waitReason::chanReceive:
@@ -129,7 +131,7 @@ goEv blockEv(waitReason w) {
   return goEvGoBlock;
 }
 
-// gSt: a goroutine's state in Go's model (internal/trace's gDead ...
+// gSt: a goroutine's state in the parser's model (gDead ...
 // gWaiting, with the syscall states apart).
 enum class gSt : std::uint8_t {
   unknown,  // not seen yet
@@ -144,7 +146,7 @@ enum class gSt : std::uint8_t {
 struct gModel {
   gSt st = gSt::unknown;
   int p = -1;
-  std::uint64_t seq = 0;  // Go's g.traceseq
+  std::uint64_t seq = 0;  // Go's g.traceseq (runtime2.go:474)
 };
 
 struct pModel {
@@ -209,7 +211,8 @@ class goWriter {
 
 // emit appends one event to P p's batch: type and argument count, then the
 // time since the batch's previous event, the arguments and the stack id
-// (Go's traceEventLocked; four or more values go behind a length).
+// (Go's traceEventLocked (trace.go:622); four or more values go behind a
+// length).
 void goWriter::emit(int p, goEv ev, std::initializer_list<std::uint64_t> args,
                     std::int64_t stk) {
   std::int64_t t = std::max(last_ + 1, cur_);
@@ -275,7 +278,7 @@ void goWriter::acquireP(int q, int m) {
 }
 
 // known: a goroutine first seen now existed before the trace: created, and
-// waiting or in a syscall if as says so (Go's StartTrace).
+// waiting or in a syscall if as says so (Go's StartTrace (trace.go:203)).
 void goWriter::known(std::int64_t g, gSt as) {
   gModel& s = gs_[g];
   if (s.st != gSt::unknown) return;
@@ -419,8 +422,8 @@ void goWriter::sysexit(const traceRecord& r) {
   if (fast && r.p >= 0) run(r.g, r.p, r.m);
 }
 
-// retake: sysmon took P q from a syscall (Go's retake: GoSysBlock and
-// ProcStop on q).
+// retake: sysmon took P q from a syscall (Go's retake (proc.go:5291):
+// GoSysBlock and ProcStop on q).
 void goWriter::retake(int q) {
   auto it = ps_.find(q);
   if (it == ps_.end() || !it->second.running || it->second.g == 0) return;
@@ -519,7 +522,7 @@ const std::vector<std::pair<std::uintptr_t, os::Symbol>>& goWriter::frames(
 }
 
 // writeStack appends EvStack: id, frame count, then pc, function, file and
-// line of each frame (Go's traceStackTable.dump).
+// line of each frame (Go's traceStackTable.dump (trace.go:1045)).
 void goWriter::writeStack(std::string* out, std::uint64_t id,
                           const std::vector<std::uintptr_t>& pcs) {
   std::string body;

@@ -13,6 +13,8 @@
 # `go tool pprof -top` prints name gort's functions); `go tool trace` serves
 # the ping's trace on loopback, /goroutines must list it, and its timeline
 # (/trace) is loaded in the same Chromium (check-go.mjs: screenshot, lanes).
+# `go tool pprof -top` reads the goroutine and threadcreate profiles
+# gort::pprof::WriteProfile writes (gort-trace-known pprof).
 # Installs chromium and runs `npm ci` itself. About a minute once built.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
@@ -65,6 +67,16 @@ profiles() {
 profiles ping sync sched syscall
 profiles kinds net sync sched syscall
 profiles echo net sched
+
+echo "== pprof profiles: go tool pprof -top =="
+build/default/tests/gort-trace-known pprof "$out"
+go tool pprof -top "$out/goroutine.pb.gz" >"$out/goroutine.txt" 2>/dev/null ||
+  die "go tool pprof cannot read the goroutine profile"
+grep -q 'Type: goroutine' "$out/goroutine.txt" && grep -q 'ParkedForProfile' "$out/goroutine.txt" ||
+  die "the goroutine profile does not name ParkedForProfile"
+go tool pprof -top "$out/threadcreate.pb.gz" 2>/dev/null | grep -q 'Type: threadcreate' ||
+  die "go tool pprof cannot read the threadcreate profile"
+echo "goroutine and threadcreate profiles open in go tool pprof"
 
 echo "== Go's format: go tool trace on loopback, in headless chromium =="
 go tool trace -http=127.0.0.1:0 "$out/ping.gotrace" >"$out/go-trace.log" 2>&1 &

@@ -1,7 +1,7 @@
 // gort/trace.h: the execution trace (Go's runtime/trace: Start and Stop).
 // A trace records goroutine, syscall, sysmon, steal, M and usleep events and
-// is written in Go 1.19's execution-trace format (`go tool trace` opens it)
-// or as Chrome trace event JSON (Perfetto and chrome://tracing open it;
+// is written in the execution-trace format of Go 1.19 (`go tool trace` opens
+// it) or as Chrome trace event JSON (Perfetto and chrome://tracing open it;
 // tools/gort-trace makes an HTML timeline and a summary of it). Setting
 // GORT_TRACE=path traces each Run from start to end instead, in Go's format,
 // or in JSON with GORT_TRACE_FORMAT=json.
@@ -14,7 +14,7 @@ namespace gort {
 
 // How a trace is written.
 enum class TraceFormat {
-  kGo,          // Go 1.19's execution trace, for `go tool trace`
+  kGo,          // the execution trace of Go 1.19, for `go tool trace`
   kChromeJSON,  // Chrome trace event JSON, for Perfetto and gort-trace
 };
 

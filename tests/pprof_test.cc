@@ -1,0 +1,123 @@
+// tests/pprof_test.cc: runtime profiles (pkg/pprof, in the spirit of Go's
+// runtime/pprof tests): goroutines parked in a known function must show in
+// the goroutine profile, counted and named, in each of its forms; the
+// threadcreate profile counts the runtime's threads. scripts/trace-test.sh
+// opens the debug 0 form with `go tool pprof`.
+#include "gort/pprof.h"
+
+#include <sstream>
+#include <string>
+
+#include "gort/gort.h"
+#include "gtest/gtest.h"
+#include "test_os.h"
+#include "watchdog.h"
+
+namespace {
+
+using gort_test::Procs;
+using gort_test::RunGuarded;
+
+constexpr int kParked = 5;
+
+// ParkedInProfileTest parks until release closes (not inlined: the profile
+// must name it).
+[[gnu::noinline]] void ParkedInProfileTest(gort::Chan<int> release,
+                                           gort::WaitGroup* parked) {
+  parked->Done();
+  release.Recv();
+}
+
+int CountOf(const std::string& s, const std::string& what) {
+  int n = 0;
+  for (auto i = s.find(what); i != std::string::npos; i = s.find(what, i + 1))
+    n++;
+  return n;
+}
+
+// WithParked runs body while kParked goroutines wait in ParkedInProfileTest.
+template <class F>
+void WithParked(F body) {
+  RunGuarded(
+      [&] {
+        auto release = gort::MakeChan<int>();
+        gort::WaitGroup parked;
+        parked.Add(kParked);
+        for (int i = 0; i < kParked; i++) {
+          gort::Go(
+              [release, &parked] { ParkedInProfileTest(release, &parked); });
+        }
+        parked.Wait();
+        // Done runs before Recv parks: wait until all are in the receive.
+        while (CountOf(gort::Stack(true), "[chan receive]") < kParked) {
+          gort::Gosched();
+        }
+        body();
+        release.Close();
+      },
+      Procs(2));
+}
+
+TEST(PprofTest, GoroutineCountsAndNamesParkedGoroutines) {
+  WithParked([] {
+    std::ostringstream out;
+    gort::pprof::WriteProfile("goroutine", out, 1);
+    std::string s = out.str();
+    EXPECT_EQ(s.rfind("goroutine profile: total " +
+                          std::to_string(gort::NumGoroutine()) + "\n",
+                      0),
+              0u)
+        << s;
+    EXPECT_NE(s.find("\n" + std::to_string(kParked) + " @ 0x"),
+              std::string::npos)
+        << s;
+    EXPECT_NE(s.find("ParkedInProfileTest"), std::string::npos) << s;
+    EXPECT_NE(s.find("pprof_test.cc:"), std::string::npos) << s;
+  });
+}
+
+TEST(PprofTest, GoroutineDebug2IsTheDump) {
+  WithParked([] {
+    std::ostringstream out;
+    gort::pprof::WriteProfile("goroutine", out, 2);
+    EXPECT_GE(CountOf(out.str(), "[chan receive]"), kParked) << out.str();
+    EXPECT_GE(CountOf(out.str(), "ParkedInProfileTest"), kParked);
+  });
+}
+
+TEST(PprofTest, GoroutineDebug0IsGzippedProto) {
+  WithParked([] {
+    std::ostringstream out;
+    gort::pprof::WriteProfile("goroutine", out);
+    std::string s = out.str();
+    ASSERT_GE(s.size(), 20u);
+    EXPECT_EQ(static_cast<unsigned char>(s[0]), 0x1f);  // gzip's magic
+    EXPECT_EQ(static_cast<unsigned char>(s[1]), 0x8b);
+  });
+}
+
+TEST(PprofTest, ThreadCreateCountsTheRuntimesThreads) {
+  RunGuarded(
+      [] {
+        std::ostringstream out;
+        gort::pprof::WriteProfile("threadcreate", out, 1);
+        std::string s = out.str();
+        const std::string head = "threadcreate profile: total ";
+        ASSERT_EQ(s.rfind(head, 0), 0u) << s;
+        EXPECT_GE(std::stoi(s.substr(head.size())), 2) << s;  // + sysmon
+      },
+      Procs(1));
+}
+
+TEST(PprofTest, UnknownProfileAndOutsideRunPanic) {
+  std::ostringstream out;
+  EXPECT_THROW(gort::pprof::WriteProfile("goroutine", out), gort::Panic);
+  RunGuarded(
+      [] {
+        std::ostringstream o;
+        EXPECT_THROW(gort::pprof::WriteProfile("heapz", o), gort::Panic);
+      },
+      Procs(1));
+}
+
+}  // namespace
