@@ -6,7 +6,7 @@
 // (yielding each millisecond, never in a syscall: nothing for sysmon to
 // retake) for a while, then idle in Sleep, then busy again:
 //
-//   GORT_TRACE=idle.json GORT_TRACE_FORMAT=json \
+//   GORT_TRACE=idle.json GORT_TRACE_FORMAT=json (one line:)
 //     build/default/examples/gort-example-idle
 //   build/default/tools/gort-trace summary idle.json   # the usleep lines
 //
