@@ -6,8 +6,8 @@
 // (yielding each millisecond, never in a syscall: nothing for sysmon to
 // retake) for a while, then idle in Sleep, then busy again:
 //
-//   GORT_TRACE=idle.json GORT_TRACE_FORMAT=json (one line:)
-//     build/default/examples/gort-example-idle
+//   export GORT_TRACE_FORMAT=json   # gort-trace reads the JSON
+//   GORT_TRACE=idle.json build/default/examples/gort-example-idle
 //   build/default/tools/gort-trace summary idle.json   # the usleep lines
 //
 // Usage: gort-example-idle [busy_ms] [sleep_ms] (default 100 and 200).

@@ -8,8 +8,8 @@
 // a millisecond without yielding, so the queues stay long enough for
 // schedtrace to show them being shared out.
 //
-//   GORT_TRACE=steal.json GORT_TRACE_FORMAT=json (one line:)
-//     build/default/examples/gort-example-steal
+//   export GORT_TRACE_FORMAT=json   # gort-trace reads the JSON
+//   GORT_TRACE=steal.json build/default/examples/gort-example-steal
 //   build/default/tools/gort-trace summary steal.json   # steals, spinning
 //   GODEBUG=schedtrace=1 build/default/examples/gort-example-steal
 //
