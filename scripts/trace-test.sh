@@ -13,7 +13,7 @@
 # `go tool pprof -top` prints name gort's functions); `go tool trace` serves
 # the ping's trace on loopback, /goroutines must list it, and its timeline
 # (/trace) is loaded in the same Chromium (check-go.mjs: screenshot, lanes).
-# `go tool pprof -top` reads the goroutine and threadcreate profiles
+# `go tool pprof -top` reads the goroutine, threadcreate and block profiles
 # gort::pprof::WriteProfile writes (gort-trace-known pprof).
 # Installs chromium and runs `npm ci` itself. About a minute once built.
 set -euo pipefail
@@ -76,7 +76,12 @@ grep -q 'Type: goroutine' "$out/goroutine.txt" && grep -q 'ParkedForProfile' "$o
   die "the goroutine profile does not name ParkedForProfile"
 go tool pprof -top "$out/threadcreate.pb.gz" 2>/dev/null | grep -q 'Type: threadcreate' ||
   die "go tool pprof cannot read the threadcreate profile"
-echo "goroutine and threadcreate profiles open in go tool pprof"
+go tool pprof -top -nodefraction=0 "$out/block.pb.gz" >"$out/block.txt" 2>/dev/null ||
+  die "go tool pprof cannot read the block profile"
+for f in BlockingKinds chanrecv 'Mutex::Lock' 'Cond::Wait' 'WaitGroup::Wait' selectgo; do
+  grep -q "$f" "$out/block.txt" || die "the block profile does not name $f"
+done
+echo "goroutine, threadcreate and block profiles open in go tool pprof"
 
 echo "== Go's format: go tool trace on loopback, in headless chromium =="
 go tool trace -http=127.0.0.1:0 "$out/ping.gotrace" >"$out/go-trace.log" 2>&1 &

@@ -109,6 +109,57 @@ TEST(PprofTest, ThreadCreateCountsTheRuntimesThreads) {
       Procs(1));
 }
 
+[[gnu::noinline]] void RecvInBlockTest(gort::Chan<int> c) { c.Recv(); }
+[[gnu::noinline]] void SendInBlockTest(gort::Chan<int> c) { c.Send(1); }
+[[gnu::noinline]] void LockInBlockTest(gort::Mutex* mu) {
+  mu->Lock();
+  mu->Unlock();
+}
+[[gnu::noinline]] void RecvWhileOff(gort::Chan<int> c) { c.Recv(); }
+
+// With the rate 1 every wait is kept: a channel wait (one side of a send
+// and a receive blocks, whichever came first) and a Mutex wait, named by
+// the function that blocked; with the rate 0 nothing is.
+TEST(PprofTest, BlockProfileNamesChannelAndMutexWaits) {
+  std::string text;
+  RunGuarded(
+      [&text] {
+        auto c = gort::MakeChan<int>();
+        gort::pprof::SetBlockProfileRate(0);
+        gort::Go([c] { c.Send(0); });
+        RecvWhileOff(c);
+        gort::pprof::SetBlockProfileRate(1);
+        gort::Go([c] { RecvInBlockTest(c); });
+        gort::Gosched();  // GOMAXPROCS 1: it runs and parks in Recv
+        SendInBlockTest(c);
+        gort::Mutex mu;
+        auto done = gort::MakeChan<int>();
+        mu.Lock();
+        gort::Go([&mu, done] {
+          LockInBlockTest(&mu);
+          done.Send(0);
+        });
+        gort::Gosched();  // it runs and parks in Lock
+        mu.Unlock();
+        done.Recv();
+        gort::pprof::SetBlockProfileRate(0);
+        std::ostringstream out;
+        gort::pprof::WriteProfile("block", out, 1);
+        text = out.str();
+        std::ostringstream proto;
+        gort::pprof::WriteProfile("block", proto);
+        EXPECT_EQ(static_cast<unsigned char>(proto.str()[0]), 0x1f);
+      },
+      Procs(1));
+  EXPECT_EQ(text.rfind("--- contention:\ncycles/second=1000000000\n", 0), 0u)
+      << text;
+  EXPECT_TRUE(text.find("RecvInBlockTest") != std::string::npos ||
+              text.find("SendInBlockTest") != std::string::npos)
+      << text;
+  EXPECT_NE(text.find("LockInBlockTest"), std::string::npos) << text;
+  EXPECT_EQ(text.find("RecvWhileOff"), std::string::npos) << text;
+}
+
 TEST(PprofTest, UnknownProfileAndOutsideRunPanic) {
   std::ostringstream out;
   EXPECT_THROW(gort::pprof::WriteProfile("goroutine", out), gort::Panic);

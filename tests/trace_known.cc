@@ -3,7 +3,8 @@
 // with the argument "kinds", the program that blocks in every way Go's trace
 // names (for `go tool trace -pprof=...` in scripts/trace-test.sh); with
 // "pprof DIR", writes DIR/goroutine.pb.gz and DIR/threadcreate.pb.gz while
-// goroutines wait in ParkedForProfile (for `go tool pprof -top` there).
+// goroutines wait in ParkedForProfile, and DIR/block.pb.gz of the "kinds"
+// program run with every wait sampled (for `go tool pprof -top` there).
 #include "trace_known.h"
 
 #include <cstring>
@@ -21,6 +22,10 @@ namespace {
 }
 
 void WriteProfiles(const std::string& dir) {
+  // First (it waits for every other goroutine to end).
+  gort::pprof::SetBlockProfileRate(1);
+  gort_test::BlockingKinds();
+  gort::pprof::SetBlockProfileRate(0);
   auto release = gort::MakeChan<int>();
   gort::WaitGroup parked;
   parked.Add(3);
@@ -29,7 +34,7 @@ void WriteProfiles(const std::string& dir) {
   }
   parked.Wait();
   gort::Gosched();  // GOMAXPROCS 1: the last one parks in Recv before this
-  for (const char* name : {"goroutine", "threadcreate"}) {
+  for (const char* name : {"goroutine", "threadcreate", "block"}) {
     std::ofstream out(dir + "/" + name + ".pb.gz", std::ios::binary);
     gort::pprof::WriteProfile(name, out);
     if (!out) std::abort();

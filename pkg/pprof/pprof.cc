@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "gort/runtime.h"
+#include "mprof.h"
 #include "os/traceback_os.h"
 #include "panic.h"
 #include "proc.h"
@@ -89,7 +90,72 @@ std::string countProfile(const std::string& name,
   return b.build(wallNanos(), 0);
 }
 
+// printBlockProfile mirrors Go's printCountCycleProfile
+// (runtime/pprof/pprof.go:376) (runtime/pprof/ pprof.go) at debug 1: "---
+// contention:", cycles per second (gort's are nanoseconds), then per bucket
+// "cycles count @ pc ..." and its frames.
+std::string printBlockProfile(const std::vector<runtime::blockRecord>& recs) {
+  std::string out = "--- contention:\ncycles/second=1000000000\n";
+  for (const runtime::blockRecord& r : recs) {
+    out += std::to_string(r.cycles) + " " +
+           std::to_string(static_cast<std::int64_t>(r.count)) + " @";
+    for (std::uintptr_t pc : r.stk) out += " " + hex(pc);
+    out += "\n";
+    for (std::uintptr_t pc : r.stk) {
+      os::Symbol syms[kMaxInlined];
+      int k = os::symbolize(pc, syms, kMaxInlined);
+      for (int i = 0; i < k; i++) {
+        out += "#\t" + hex(pc) + "\t" + syms[i].function + "\t" + syms[i].file +
+               ":" + std::to_string(syms[i].line) + "\n";
+      }
+    }
+  }
+  return out;
+}
+
+// trimRuntime drops the frames of the runtime's own bookkeeping (the walk
+// was made as the goroutine resumed, inside gopark) from the top of stk, as
+// Go's blockevent (mprof.go:480) skips its callers; the blocking call
+// (chanrecv, semacquire's caller, ...) stays on top.
+void trimRuntime(std::vector<std::uintptr_t>* stk) {
+  std::size_t i = 0;
+  for (; i < stk->size(); i++) {
+    os::Symbol syms[kMaxInlined];
+    int k = os::symbolize((*stk)[i], syms, kMaxInlined);
+    if (k <= 0) break;
+    const std::string& f = syms[k - 1].function;  // the real function
+    bool own = f.rfind("gort::runtime::", 0) == 0 &&
+               f.find("semacquire") == std::string::npos &&
+               f.find("netpollblock") == std::string::npos &&
+               f.find("pollWait") == std::string::npos;
+    if (!own) break;
+  }
+  stk->erase(stk->begin(), stk->begin() + static_cast<std::ptrdiff_t>(i));
+}
+
+// blockProfile: Go's writeBlock (runtime/pprof/pprof.go:844)
+// (runtime/pprof/pprof.go): contentions and delay per stack.
+std::string blockProfile(int debug) {
+  std::vector<runtime::blockRecord> recs = runtime::blockProfile();
+  for (runtime::blockRecord& r : recs) trimRuntime(&r.stk);
+  std::stable_sort(recs.begin(), recs.end(), [](const auto& a, const auto& b) {
+    return a.cycles > b.cycles;
+  });
+  if (debug != 0) return printBlockProfile(recs);
+  profileBuilder b({{"contentions", "count"}, {"delay", "nanoseconds"}},
+                   {"contentions", "count"}, 1);
+  for (const runtime::blockRecord& r : recs) {
+    b.add({static_cast<std::int64_t>(r.count), r.cycles}, r.stk);
+  }
+  return b.build(wallNanos(), 0);
+}
+
 }  // namespace
+
+void SetBlockProfileRate(int rate) {
+  runtime::blockprofilerate.store(rate > 0 ? rate : 0,
+                                  std::memory_order_relaxed);
+}
 
 void WriteProfile(std::string_view name, std::ostream& out, int debug) {
   if (!runtime::running.load()) {
@@ -105,6 +171,8 @@ void WriteProfile(std::string_view name, std::ostream& out, int debug) {
       runtime::goroutineStacks(&stacks);
       data = countProfile("goroutine", stacks, debug);
     }
+  } else if (name == "block") {
+    data = blockProfile(debug);
   } else if (name == "threadcreate") {
     std::vector<PCs> stacks(runtime::threadCount());
     data = countProfile("threadcreate", stacks, debug);

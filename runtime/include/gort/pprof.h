@@ -1,6 +1,8 @@
 // gort/pprof.h: runtime profiles in pprof's format (Go's runtime/pprof).
-// "goroutine" (every goroutine's stack) and "threadcreate" (the threads the
-// runtime made) are written as `go tool pprof` reads them, symbolized so it
+// "goroutine" (every goroutine's stack), "threadcreate" (the threads the
+// runtime made) and "block" (where goroutines waited on channels, select,
+// Mutex, RWMutex, WaitGroup, Cond and the network, once SetBlockProfileRate
+// turns it on) are written as `go tool pprof` reads them, symbolized so it
 // needs no binary, or as Go's text forms.
 #ifndef GORT_PPROF_H_
 #define GORT_PPROF_H_
@@ -16,6 +18,11 @@ namespace gort::pprof {
 // only) the dump of every goroutine as a Go panic prints it. Throws gort::Panic
 // for an unknown name, or outside a Run.
 void WriteProfile(std::string_view name, std::ostream& out, int debug = 0);
+
+// Turns the block profile on (Go's runtime.SetBlockProfileRate (mprof.go:463)):
+// on average one blocking event per rate nanoseconds spent blocked is sampled;
+// 1 keeps every event, 0 or less turns the profile off. Callable anywhere.
+void SetBlockProfileRate(int rate);
 
 }  // namespace gort::pprof
 
