@@ -18,14 +18,16 @@
 namespace gort::runtime {
 
 std::atomic<std::int64_t> blockprofilerate{0};
+std::atomic<std::int64_t> mutexprofilerate{0};
 
 namespace {
 
 constexpr int kMaxStack = 32;
 
 mutex mprofLock;
-std::map<std::vector<std::uintptr_t>, blockRecord>* blockBuckets
-    ABSL_GUARDED_BY(mprofLock) = nullptr;
+using bucketMap = std::map<std::vector<std::uintptr_t>, blockRecord>;
+bucketMap* blockBuckets ABSL_GUARDED_BY(mprofLock) = nullptr;
+bucketMap* mutexBuckets ABSL_GUARDED_BY(mprofLock) = nullptr;
 
 // blocksampled mirrors Go's blocksampled (mprof.go:493).
 bool blocksampled(std::int64_t cycles, std::int64_t rate) {
@@ -35,7 +37,8 @@ bool blocksampled(std::int64_t cycles, std::int64_t rate) {
 }
 
 // saveblockevent mirrors Go's saveblockevent (mprof.go:500).
-void saveblockevent(G* gp, std::int64_t cycles, std::int64_t rate) {
+void saveblockevent(G* gp, std::int64_t cycles, std::int64_t rate,
+                    bool mutexProfile) {
   std::uintptr_t pcs[kMaxStack];
   char* lo = static_cast<char*>(gp->stack.base) + gp->stack.guard;
   char* hi = static_cast<char*>(gp->stack.base) + gp->stack.size;
@@ -43,12 +46,11 @@ void saveblockevent(G* gp, std::int64_t cycles, std::int64_t rate) {
       gp->stack.base != nullptr ? os::tracebackSelf(lo, hi, pcs, kMaxStack) : 0;
   std::vector<std::uintptr_t> stk(pcs, pcs + (n > 0 ? n : 0));
   lock(&mprofLock);
-  if (blockBuckets == nullptr) {
-    blockBuckets = new std::map<std::vector<std::uintptr_t>, blockRecord>;
-  }
-  blockRecord& b = (*blockBuckets)[stk];
+  bucketMap*& m = mutexProfile ? mutexBuckets : blockBuckets;
+  if (m == nullptr) m = new bucketMap;
+  blockRecord& b = (*m)[stk];
   if (b.stk.empty()) b.stk = stk;
-  if (cycles < rate) {
+  if (!mutexProfile && cycles < rate) {
     b.count += static_cast<double>(rate) / static_cast<double>(cycles);
     b.cycles += rate;
   } else {
@@ -68,7 +70,27 @@ void blockeventSlow(G* gp) {
   gp->releasetime = 0;
   if (cycles <= 0) cycles = 1;
   std::int64_t rate = blockprofilerate.load(std::memory_order_relaxed);
-  if (blocksampled(cycles, rate)) saveblockevent(gp, cycles, rate);
+  if (blocksampled(cycles, rate)) saveblockevent(gp, cycles, rate, false);
+}
+
+void mutexevent(std::int64_t cycles) {
+  if (cycles < 0) cycles = 0;
+  std::int64_t rate = mutexprofilerate.load(std::memory_order_relaxed);
+  G* gp = getcurg();
+  if (rate > 0 && gp != nullptr &&
+      static_cast<std::int64_t>(fastrand()) % rate == 0) {
+    saveblockevent(gp, cycles, rate, true);
+  }
+}
+
+std::vector<blockRecord> mutexProfile() {
+  std::vector<blockRecord> out;
+  lock(&mprofLock);
+  if (mutexBuckets != nullptr) {
+    for (const auto& [stk, b] : *mutexBuckets) out.push_back(b);
+  }
+  unlock(&mprofLock);
+  return out;
 }
 
 std::vector<blockRecord> blockProfile() {

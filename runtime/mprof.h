@@ -20,6 +20,21 @@
 
 namespace gort::runtime {
 
+// mutexprofilerate mirrors Go's mutexprofilerate (mprof.go:524): one contended
+// release in that many is sampled (0: off).
+extern std::atomic<std::int64_t> mutexprofilerate;
+
+// mutexProfileWanted: whether a semaphore wait for w is a Mutex or RWMutex
+// one (Go's semaMutexProfile (sema.go:96) callers).
+inline bool mutexProfileWanted(waitReason w) {
+  return w == waitReason::syncMutexLock || w == waitReason::syncRWMutexLock ||
+         w == waitReason::syncRWMutexRLock;
+}
+// mutexevent mirrors Go's mutexevent (mprof.go:543): a release that woke a
+// waiter who waited cycles ns, sampled one in mutexprofilerate, on the
+// releaser's stack.
+void mutexevent(std::int64_t cycles);
+
 // blockprofilerate mirrors Go's blockprofilerate (mprof.go:455), in
 // nanoseconds (gort's clock) instead of CPU ticks.
 extern std::atomic<std::int64_t> blockprofilerate;
@@ -58,6 +73,8 @@ void blockeventSlow(G* gp);
 inline void blockResumed(G* gp) {
   if (gp->blocktime != 0) blockeventSlow(gp);
 }
+// mutexProfile mirrors Go's MutexProfile (mprof.go:798): every bucket.
+std::vector<blockRecord> mutexProfile();
 // blockProfile mirrors Go's BlockProfile (mprof.go:754): every bucket.
 std::vector<blockRecord> blockProfile();
 

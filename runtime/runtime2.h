@@ -103,6 +103,7 @@ struct sudog {
   bool success = false;       // for channels: woken by a value, not by close
   sudog* waitlink = nullptr;  // g.waiting list (select)
   hchan* c = nullptr;
+  std::int64_t acquiretime = 0;  // semacquire1's start, for the mutex profile
 };
 
 // G mirrors Go's g (runtime2.go:407).

@@ -13,7 +13,8 @@
 # `go tool pprof -top` prints name gort's functions); `go tool trace` serves
 # the ping's trace on loopback, /goroutines must list it, and its timeline
 # (/trace) is loaded in the same Chromium (check-go.mjs: screenshot, lanes).
-# `go tool pprof -top` reads the goroutine, threadcreate and block profiles
+# `go tool pprof -top` reads the goroutine, threadcreate, block and mutex
+# profiles
 # gort::pprof::WriteProfile writes (gort-trace-known pprof).
 # Installs chromium and runs `npm ci` itself. About a minute once built.
 set -euo pipefail
@@ -81,7 +82,11 @@ go tool pprof -top -nodefraction=0 "$out/block.pb.gz" >"$out/block.txt" 2>/dev/n
 for f in BlockingKinds chanrecv 'Mutex::Lock' 'Cond::Wait' 'WaitGroup::Wait' selectgo; do
   grep -q "$f" "$out/block.txt" || die "the block profile does not name $f"
 done
-echo "goroutine, threadcreate and block profiles open in go tool pprof"
+# (the releaser's stack: Unlock's slow path tail-calls the semaphore, so
+# BlockingKinds, which unlocks, is the frame to find)
+go tool pprof -top -nodefraction=0 "$out/mutex.pb.gz" 2>/dev/null | grep -q 'BlockingKinds' ||
+  die "the mutex profile does not name BlockingKinds"
+echo "goroutine, threadcreate, block and mutex profiles open in go tool pprof"
 
 echo "== Go's format: go tool trace on loopback, in headless chromium =="
 go tool trace -http=127.0.0.1:0 "$out/ping.gotrace" >"$out/go-trace.log" 2>&1 &

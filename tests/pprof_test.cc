@@ -160,6 +160,63 @@ TEST(PprofTest, BlockProfileNamesChannelAndMutexWaits) {
   EXPECT_EQ(text.find("RecvWhileOff"), std::string::npos) << text;
 }
 
+// The write after Unlock keeps it from being a tail call, which would leave
+// no frame of these functions on the releaser's stack.
+volatile int afterUnlock = 0;
+[[gnu::noinline]] void UnlockInMutexTest(gort::Mutex* mu) {
+  mu->Unlock();
+  afterUnlock = afterUnlock + 1;
+}
+[[gnu::noinline]] void UnlockWhileOff(gort::Mutex* mu) {
+  mu->Unlock();
+  afterUnlock = afterUnlock + 1;
+}
+
+// Contention(unlock): main holds a Mutex while another goroutine queues for
+// it, then unlocks with unlock: a contended release.
+void Contention(void (*unlock)(gort::Mutex*)) {
+  gort::Mutex mu;
+  auto done = gort::MakeChan<int>();
+  mu.Lock();
+  gort::Go([&mu, done] {
+    mu.Lock();
+    mu.Unlock();
+    done.Send(0);
+  });
+  gort::Gosched();  // GOMAXPROCS 1: it runs and queues in Lock
+  unlock(&mu);
+  done.Recv();
+}
+
+// With the fraction 1 every contended release is kept, on the releaser's
+// stack; with 0 none is. SetMutexProfileFraction returns the old rate.
+TEST(PprofTest, MutexProfileNamesContendedUnlock) {
+  std::string text;
+  RunGuarded(
+      [&text] {
+        EXPECT_EQ(gort::pprof::SetMutexProfileFraction(0), 0);
+        Contention(UnlockWhileOff);
+        EXPECT_EQ(gort::pprof::SetMutexProfileFraction(1), 0);
+        Contention(UnlockInMutexTest);
+        EXPECT_EQ(gort::pprof::SetMutexProfileFraction(-1), 1);
+        std::ostringstream out;
+        gort::pprof::WriteProfile("mutex", out, 1);
+        text = out.str();
+        std::ostringstream proto;
+        gort::pprof::WriteProfile("mutex", proto);
+        EXPECT_EQ(static_cast<unsigned char>(proto.str()[0]), 0x1f);
+        EXPECT_EQ(gort::pprof::SetMutexProfileFraction(0), 1);
+      },
+      Procs(1));
+  EXPECT_EQ(text.rfind("--- mutex:\ncycles/second=1000000000\n"
+                       "sampling period=1\n",
+                       0),
+            0u)
+      << text;
+  EXPECT_NE(text.find("UnlockInMutexTest"), std::string::npos) << text;
+  EXPECT_EQ(text.find("UnlockWhileOff"), std::string::npos) << text;
+}
+
 TEST(PprofTest, UnknownProfileAndOutsideRunPanic) {
   std::ostringstream out;
   EXPECT_THROW(gort::pprof::WriteProfile("goroutine", out), gort::Panic);

@@ -3,8 +3,9 @@
 // with the argument "kinds", the program that blocks in every way Go's trace
 // names (for `go tool trace -pprof=...` in scripts/trace-test.sh); with
 // "pprof DIR", writes DIR/goroutine.pb.gz and DIR/threadcreate.pb.gz while
-// goroutines wait in ParkedForProfile, and DIR/block.pb.gz of the "kinds"
-// program run with every wait sampled (for `go tool pprof -top` there).
+// goroutines wait in ParkedForProfile, and DIR/block.pb.gz and
+// DIR/mutex.pb.gz of the "kinds" program run with every event sampled (for `go
+// tool pprof -top` there).
 #include "trace_known.h"
 
 #include <cstring>
@@ -24,6 +25,7 @@ namespace {
 void WriteProfiles(const std::string& dir) {
   // First (it waits for every other goroutine to end).
   gort::pprof::SetBlockProfileRate(1);
+  gort::pprof::SetMutexProfileFraction(1);
   gort_test::BlockingKinds();
   gort::pprof::SetBlockProfileRate(0);
   auto release = gort::MakeChan<int>();
@@ -34,7 +36,7 @@ void WriteProfiles(const std::string& dir) {
   }
   parked.Wait();
   gort::Gosched();  // GOMAXPROCS 1: the last one parks in Recv before this
-  for (const char* name : {"goroutine", "threadcreate", "block"}) {
+  for (const char* name : {"goroutine", "threadcreate", "block", "mutex"}) {
     std::ofstream out(dir + "/" + name + ".pb.gz", std::ios::binary);
     gort::pprof::WriteProfile(name, out);
     if (!out) std::abort();

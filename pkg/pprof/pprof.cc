@@ -94,8 +94,13 @@ std::string countProfile(const std::string& name,
 // (runtime/pprof/pprof.go:376) (runtime/pprof/ pprof.go) at debug 1: "---
 // contention:", cycles per second (gort's are nanoseconds), then per bucket
 // "cycles count @ pc ..." and its frames.
-std::string printBlockProfile(const std::vector<runtime::blockRecord>& recs) {
-  std::string out = "--- contention:\ncycles/second=1000000000\n";
+std::string printBlockProfile(const std::vector<runtime::blockRecord>& recs,
+                              std::int64_t mutexRate) {
+  std::string out = mutexRate == 0
+                        ? "--- contention:\ncycles/second=1000000000\n"
+                        : "--- mutex:\ncycles/second=1000000000\n"
+                          "sampling period=" +
+                              std::to_string(mutexRate) + "\n";
   for (const runtime::blockRecord& r : recs) {
     out += std::to_string(r.cycles) + " " +
            std::to_string(static_cast<std::int64_t>(r.count)) + " @";
@@ -133,17 +138,20 @@ void trimRuntime(std::vector<std::uintptr_t>* stk) {
   stk->erase(stk->begin(), stk->begin() + static_cast<std::ptrdiff_t>(i));
 }
 
-// blockProfile: Go's writeBlock (runtime/pprof/pprof.go:844)
-// (runtime/pprof/pprof.go): contentions and delay per stack.
-std::string blockProfile(int debug) {
-  std::vector<runtime::blockRecord> recs = runtime::blockProfile();
+// blockProfile: Go's writeBlock (runtime/pprof/pprof.go:844) and
+// writeMutex: contentions and delay per stack; mutex: the mutex profile's.
+std::string blockProfile(int debug, bool mutex) {
+  std::vector<runtime::blockRecord> recs =
+      mutex ? runtime::mutexProfile() : runtime::blockProfile();
+  std::int64_t rate =
+      mutex ? runtime::mutexprofilerate.load(std::memory_order_relaxed) : 0;
   for (runtime::blockRecord& r : recs) trimRuntime(&r.stk);
   std::stable_sort(recs.begin(), recs.end(), [](const auto& a, const auto& b) {
     return a.cycles > b.cycles;
   });
-  if (debug != 0) return printBlockProfile(recs);
+  if (debug != 0) return printBlockProfile(recs, mutex ? rate : 0);
   profileBuilder b({{"contentions", "count"}, {"delay", "nanoseconds"}},
-                   {"contentions", "count"}, 1);
+                   {"contentions", "count"}, mutex && rate > 0 ? rate : 1);
   for (const runtime::blockRecord& r : recs) {
     b.add({static_cast<std::int64_t>(r.count), r.cycles}, r.stk);
   }
@@ -155,6 +163,14 @@ std::string blockProfile(int debug) {
 void SetBlockProfileRate(int rate) {
   runtime::blockprofilerate.store(rate > 0 ? rate : 0,
                                   std::memory_order_relaxed);
+}
+
+int SetMutexProfileFraction(int rate) {
+  std::int64_t old = runtime::mutexprofilerate.load(std::memory_order_relaxed);
+  if (rate >= 0) {
+    runtime::mutexprofilerate.store(rate, std::memory_order_relaxed);
+  }
+  return static_cast<int>(old);
 }
 
 void WriteProfile(std::string_view name, std::ostream& out, int debug) {
@@ -172,7 +188,9 @@ void WriteProfile(std::string_view name, std::ostream& out, int debug) {
       data = countProfile("goroutine", stacks, debug);
     }
   } else if (name == "block") {
-    data = blockProfile(debug);
+    data = blockProfile(debug, false);
+  } else if (name == "mutex") {
+    data = blockProfile(debug, true);
   } else if (name == "threadcreate") {
     std::vector<PCs> stacks(runtime::threadCount());
     data = countProfile("threadcreate", stacks, debug);

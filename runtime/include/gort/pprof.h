@@ -2,8 +2,9 @@
 // "goroutine" (every goroutine's stack), "threadcreate" (the threads the
 // runtime made) and "block" (where goroutines waited on channels, select,
 // Mutex, RWMutex, WaitGroup, Cond and the network, once SetBlockProfileRate
-// turns it on) are written as `go tool pprof` reads them, symbolized so it
-// needs no binary, or as Go's text forms.
+// turns it on) and "mutex" (contended Mutex and RWMutex releases, once
+// SetMutexProfileFraction turns it on) are written as `go tool pprof` reads
+// them, symbolized so it needs no binary, or as Go's text forms.
 #ifndef GORT_PPROF_H_
 #define GORT_PPROF_H_
 
@@ -23,6 +24,11 @@ void WriteProfile(std::string_view name, std::ostream& out, int debug = 0);
 // on average one blocking event per rate nanoseconds spent blocked is sampled;
 // 1 keeps every event, 0 or less turns the profile off. Callable anywhere.
 void SetBlockProfileRate(int rate);
+
+// Samples one in rate contended Mutex and RWMutex releases into the mutex
+// profile (Go's runtime.SetMutexProfileFraction (mprof.go:533)); 0 turns it
+// off, a negative rate only reports. Returns the previous rate.
+int SetMutexProfileFraction(int rate);
 
 }  // namespace gort::pprof
 
