@@ -6,6 +6,7 @@
 // (yielding each millisecond, never in a syscall: nothing for sysmon to
 // retake) for a while, then idle in Sleep, then busy again:
 //
+//   export GORT_TRACE_FORMAT=json   # gort-trace reads the JSON
 //   GORT_TRACE=idle.json build/default/examples/gort-example-idle
 //   build/default/tools/gort-trace summary idle.json   # the usleep lines
 //

@@ -8,6 +8,7 @@
 // a millisecond without yielding, so the queues stay long enough for
 // schedtrace to show them being shared out.
 //
+//   export GORT_TRACE_FORMAT=json   # gort-trace reads the JSON
 //   GORT_TRACE=steal.json build/default/examples/gort-example-steal
 //   build/default/tools/gort-trace summary steal.json   # steals, spinning
 //   GODEBUG=schedtrace=1 build/default/examples/gort-example-steal

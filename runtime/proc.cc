@@ -23,6 +23,7 @@
 #include "proc.h"
 
 #include "gort/runtime.h"
+#include "mprof.h"
 #include "os/os.h"
 #include "os/traceback_os.h"
 #include "panic.h"
@@ -489,7 +490,9 @@ void gopark(bool (*unlockf)(G*, void*), void* lk, waitReason reason) {
   mp->waitlock = lk;
   mp->waitunlockf = unlockf;
   gp->waitreason = reason;
+  blockParking(gp, reason);
   mcall(park_m);
+  blockResumed(gp);
 }
 
 static bool parkunlock_c(G*, void* lk) ABSL_NO_THREAD_SAFETY_ANALYSIS {
@@ -506,6 +509,7 @@ void goparkunlock(mutex* l, waitReason reason) ABSL_NO_THREAD_SAFETY_ANALYSIS {
 // P.
 void ready(G* gp, bool next) {
   traceGoUnpark(gp);
+  blockReleased(gp);
   casgstatus(gp, _Gwaiting, _Grunnable);
   runqput(getg()->m->p, gp, next);
   wakep();
@@ -593,7 +597,7 @@ void goschedIfPreempted() {
   G* gp = getg();
   if (gp->preempt.load(std::memory_order_relaxed)) {
     gp->preempt.store(false, std::memory_order_relaxed);
-    traceGoPreempt(gp);
+    traceGoPreempt(gp, traceStk::self);
     gosched();
   }
 }

@@ -103,6 +103,7 @@ struct sudog {
   bool success = false;       // for channels: woken by a value, not by close
   sudog* waitlink = nullptr;  // g.waiting list (select)
   hchan* c = nullptr;
+  std::int64_t acquiretime = 0;  // semacquire1's start, for the mutex profile
 };
 
 // G mirrors Go's g (runtime2.go:407).
@@ -136,6 +137,10 @@ struct G {
   // while the G may be recycled).
   std::atomic<const void*> gopc{nullptr};
   std::int64_t waitsince = 0;  // coarse time it parked (traceback.cc)
+  // A park the block profile measures (mprof.h): when it began and when the
+  // goroutine was readied (Go keeps these in the sudog); 0 when not.
+  std::int64_t blocktime = 0;
+  std::int64_t releasetime = 0;
 };
 
 // An M's syscall state, for Run's end (gort's own: Go's process exit never

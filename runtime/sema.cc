@@ -19,6 +19,7 @@
 #include <atomic>
 
 #include "gort/runtime.h"
+#include "mprof.h"
 #include "panic.h"
 #include "proc.h"
 
@@ -115,8 +116,10 @@ void semacquire(std::uint32_t* addr, waitReason reason) {
   semacquire1(addr, false, reason);
 }
 
-// semacquire1 mirrors Go's semacquire1 (sema.go:104) (no profiling): s->ticket
-// becomes 1 when a handoff release gave the count straight to this waiter.
+// semacquire1 mirrors Go's semacquire1 (sema.go:104); the block profile is
+// gopark's, the mutex profile's stamp is here (Go's semaMutexProfile
+// (sema.go:96)). s->ticket becomes 1 when a handoff release gave the count
+// straight to this waiter.
 void semacquire1(std::uint32_t* addr, bool lifo, waitReason reason) {
   if (cansemacquire(addr)) return;
   if (getcurg() == nullptr) {
@@ -125,6 +128,11 @@ void semacquire1(std::uint32_t* addr, bool lifo, waitReason reason) {
   sudog* s = acquireSudog();
   G* gp = getg();
   gp->waiting = s;  // Run's end frees it if gp never runs again
+  s->acquiretime = 0;
+  if (mutexprofilerate.load(std::memory_order_relaxed) > 0 &&
+      mutexProfileWanted(reason)) {
+    s->acquiretime = os::nanotime();
+  }
   semaRoot* root = semroot(addr);
   for (;;) {
     lock(&root->lock);
@@ -146,10 +154,11 @@ void semacquire1(std::uint32_t* addr, bool lifo, waitReason reason) {
 // semrelease mirrors Go's semrelease (sema.go:161): no handoff.
 void semrelease(std::uint32_t* addr) { semrelease1(addr, false); }
 
-// semrelease1 mirrors Go's semrelease1 (sema.go:165) (no profiling). With
-// handoff, the count just added is taken back for the waiter, which finds
-// ticket 1 and does not compete for it, and the caller yields so that the
-// waiter, in runnext, runs at once on this P with the rest of the time slice.
+// semrelease1 mirrors Go's semrelease1 (sema.go:165), the mutex profile's event
+// included. With handoff, the count just added is taken back for the waiter,
+// which finds ticket 1 and does not compete for it, and the caller yields so
+// that the waiter, in runnext, runs at once on this P with the rest of the time
+// slice.
 void semrelease1(std::uint32_t* addr, bool handoff) {
   semaRoot* root = semroot(addr);
   std::atomic_ref<std::uint32_t>(*addr).fetch_add(1, std::memory_order_release);
@@ -163,6 +172,9 @@ void semrelease1(std::uint32_t* addr, bool handoff) {
   if (s != nullptr) root->nwait.fetch_sub(1);
   unlock(&root->lock);
   if (s == nullptr) return;
+  // Go's semaRoot.dequeue (sema.go:323): a profiled waiter's wait, on this
+  // releaser's stack.
+  if (s->acquiretime != 0) mutexevent(os::nanotime() - s->acquiretime);
   // Once readied, the waiter may run and free s elsewhere: decide first.
   bool handedOff = handoff && cansemacquire(addr);
   if (handedOff) s->ticket = 1;

@@ -13,28 +13,40 @@
 // order store-busy / load-on. StopTrace clears traceOn, then waits until no
 // buffer is busy; after that no writer touches a buffer until the next
 // StartTrace, so the records can be read and the chunks returned to the pool.
-// trace_json.cc writes them as Chrome trace event JSON.
+// Draining a buffer turns its StackPCs records into an id in a table of
+// distinct stacks, set on the event they precede. trace_go.cc writes the
+// records in Go 1.19's format (what `go tool trace` reads), trace_json.cc as
+// Chrome trace event JSON.
 #include "trace.h"
 
 #include <algorithm>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "gort/trace.h"
 #include "os/os.h"
+#include "os/traceback_os.h"
 #include "proc.h"
 
 namespace gort::runtime {
 
 std::atomic<bool> traceOn{false};
+// Whether events walk their stacks: only Go's format writes them.
+std::atomic<bool> traceWalkStacks{false};
 
 std::string traceJSON(std::vector<traceRecord>& recs, std::int64_t start,
                       std::int64_t end, std::int64_t dropped);  // trace_json.cc
+std::string traceGo(std::vector<traceRecord>& recs, const traceStacks& stacks,
+                    std::int64_t start, std::int64_t end,
+                    std::int32_t procs);  // trace_go.cc
 
 namespace {
 constexpr int kChunkEvents = 4096;
 constexpr std::int64_t kMaxChunks = 4096;  // 640 MiB of records at most
 constexpr std::int64_t kPoolKeep = 16;     // chunks kept between traces
+constexpr int kMaxStack = 32;              // return addresses per event
+constexpr int kPCsPerRecord = 4;           // in a StackPCs record
 }  // namespace
 
 // traceChunk: a block of records; a buffer is a list of them.
@@ -64,6 +76,8 @@ std::int64_t chunksInUse ABSL_GUARDED_BY(traceLock) = 0;
 traceBuf sharedBuf ABSL_GUARDED_BY(traceLock);
 std::atomic<std::int64_t> dropped{0};
 std::string tracePath ABSL_GUARDED_BY(traceCtl);
+TraceFormat traceFormat ABSL_GUARDED_BY(traceCtl) = TraceFormat::kGo;
+std::int32_t traceStartProcs ABSL_GUARDED_BY(traceCtl) = 0;
 bool traceFromEnv ABSL_GUARDED_BY(traceCtl) = false;
 std::int64_t traceStart ABSL_GUARDED_BY(traceCtl) = 0;
 
@@ -138,16 +152,47 @@ traceRecord makeRecord(M* mp, traceEv ev, std::int64_t g, std::int64_t a0,
                                           : std::int16_t{-1};
   r.ev = ev;
   r.reason = reason;
+  r.stk = 0;
   return r;
 }
 
-// drain moves b's records to out and its chunks to the pool; b must not
-// be written meanwhile (traceOn is false and b is not busy).
-void drain(traceBuf* b, std::vector<traceRecord>* out)
+// stackTab interns the stacks of one trace's records while they are drained.
+struct stackTab {
+  traceStacks stacks;
+  std::map<std::vector<std::uintptr_t>, std::uint32_t> ids;
+  std::vector<std::uintptr_t> pending;  // PCs of the StackPCs records so far
+
+  // take consumes r: a StackPCs record adds to pending; any other record gets
+  // pending's id (if any) and is appended to out.
+  void take(traceRecord r, std::vector<traceRecord>* out) {
+    if (r.ev == traceEv::StackPCs) {
+      const std::int64_t v[kPCsPerRecord] = {r.ts, r.g, r.a0, r.a1};
+      for (int i = 0; i < r.reason && i < kPCsPerRecord; i++)
+        pending.push_back(static_cast<std::uintptr_t>(v[i]));
+      return;
+    }
+    r.stk = 0;
+    if (!pending.empty()) {
+      auto [it, fresh] = ids.emplace(pending, 0);
+      if (fresh) {
+        stacks.push_back(pending);
+        it->second = static_cast<std::uint32_t>(stacks.size());
+      }
+      r.stk = it->second;
+      pending.clear();
+    }
+    out->push_back(r);
+  }
+};
+
+// drain moves b's records to out (stacks interned in tab) and its chunks to
+// the pool; b must not be written meanwhile (traceOn is false and b is not
+// busy).
+void drain(traceBuf* b, std::vector<traceRecord>* out, stackTab* tab)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(traceLock) {
   for (traceChunk* c = b->head; c != nullptr;) {
     traceChunk* next = c->next;
-    out->insert(out->end(), c->ev, c->ev + c->n);
+    for (int i = 0; i < c->n; i++) tab->take(c->ev[i], out);
     chunksInUse--;
     if (poolChunks < kPoolKeep) {
       c->next = chunkPool;
@@ -159,12 +204,16 @@ void drain(traceBuf* b, std::vector<traceRecord>* out)
     c = next;
   }
   b->head = b->tail = nullptr;
+  tab->pending.clear();
 }
 
-bool startTrace(const std::string& path, bool fromEnv)
+bool startTrace(const std::string& path, TraceFormat format, bool fromEnv)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(traceCtl) {
   if (traceOn.load()) return false;
   tracePath = path;
+  traceFormat = format;
+  traceWalkStacks.store(format == TraceFormat::kGo, std::memory_order_relaxed);
+  traceStartProcs = gomaxprocs.load();
   traceFromEnv = fromEnv;
   traceStart = os::nanotime();
   dropped.store(0);
@@ -187,12 +236,16 @@ bool stopTrace() ABSL_EXCLUSIVE_LOCKS_REQUIRED(traceCtl) {
     while (b->busy.load()) os::osyield();
   }
   std::vector<traceRecord> recs;
+  stackTab tab;
   lock(&traceLock);
-  for (traceBuf* b : bufs) drain(b, &recs);
-  drain(&sharedBuf, &recs);
+  for (traceBuf* b : bufs) drain(b, &recs, &tab);
+  drain(&sharedBuf, &recs, &tab);
   unlock(&traceLock);
-  std::string json = traceJSON(recs, traceStart, end, dropped.load());
-  bool ok = os::writeFile(tracePath.c_str(), json.data(), json.size());
+  std::string data =
+      traceFormat == TraceFormat::kGo
+          ? traceGo(recs, tab.stacks, traceStart, end, traceStartProcs)
+          : traceJSON(recs, traceStart, end, dropped.load());
+  bool ok = os::writeFile(tracePath.c_str(), data.data(), data.size());
   if (!ok) {
     std::string msg = "gort: cannot write trace to " + tracePath + "\n";
     os::writeErr(msg.data(), msg.size());
@@ -219,6 +272,66 @@ void traceEvent(traceEv ev, std::int64_t g, std::int64_t a0, std::int64_t a1,
   if (b == nullptr) b = mp->tracebuf = acquireBuf();
   b->busy.store(true);  // seq_cst, before the load of traceOn
   if (traceOn.load()) append(b, makeRecord(mp, ev, g, a0, a1, reason), false);
+  b->busy.store(false, std::memory_order_release);
+}
+
+namespace {
+
+// traceWalk stores the return addresses how names (gp's switched-out stack, or
+// the calling goroutine's own) in pcs; how many.
+int traceWalk(traceStk how, G* gp, std::uintptr_t* pcs) {
+  G* me = getg();
+  if (how == traceStk::self) gp = getcurg() == me ? me : nullptr;
+  if (how == traceStk::none || gp == nullptr || gp->stack.base == nullptr ||
+      !traceWalkStacks.load(std::memory_order_relaxed)) {
+    return 0;
+  }
+  char* lo = static_cast<char*>(gp->stack.base) + gp->stack.guard;
+  char* hi = static_cast<char*>(gp->stack.base) + gp->stack.size;
+  int n = 0;
+  if (how == traceStk::self) {
+    n = os::tracebackSelf(lo, hi, pcs, kMaxStack);
+  } else if (gp->ctx != nullptr) {
+    n = os::tracebackParked(gp->ctx, lo, hi, pcs, kMaxStack);
+  }
+  return n < 0 ? 0 : n;
+}
+
+// appendStack stores pcs[0, n) in b as StackPCs records, before the event.
+void appendStack(traceBuf* b, M* mp, const std::uintptr_t* pcs, int n) {
+  for (int i = 0; i < n; i += kPCsPerRecord) {
+    std::int64_t v[kPCsPerRecord] = {};
+    int k = std::min(kPCsPerRecord, n - i);
+    for (int j = 0; j < k; j++) v[j] = static_cast<std::int64_t>(pcs[i + j]);
+    traceRecord r = makeRecord(mp, traceEv::StackPCs, v[1], v[2], v[3],
+                               static_cast<std::uint8_t>(k));
+    r.ts = v[0];
+    append(b, r, false);
+  }
+}
+
+}  // namespace
+
+// traceEventStack mirrors Go's traceEvent (trace.go:578) with a stack
+// (trace.go:578 and traceStackID): the walk is the platform unwinder's, not
+// Go's gentraceback (traceback.go:33).
+void traceEventStack(traceEv ev, std::int64_t g, traceStk how, G* gp,
+                     std::int64_t a0, std::int64_t a1, std::uint8_t reason) {
+  G* me = getg();
+  M* mp = me != nullptr ? me->m : nullptr;
+  if (mp == nullptr) {
+    traceEvent(ev, g, a0, a1, reason);
+    return;
+  }
+  std::uintptr_t pcs[kMaxStack];
+  int n = traceWalk(how, gp, pcs);
+  traceBuf* b = mp->tracebuf;
+  if (b == nullptr) b = mp->tracebuf = acquireBuf();
+  b->busy.store(true);  // seq_cst, before the load of traceOn
+  if (traceOn.load()) {
+    appendStack(b, mp, pcs, n);
+    append(b, makeRecord(mp, ev, g, a0, a1, reason), false);
+  }
   b->busy.store(false, std::memory_order_release);
 }
 
@@ -249,8 +362,10 @@ void traceUsleepSlow(std::uint32_t usec) {
 void traceStartRun() ABSL_NO_THREAD_SAFETY_ANALYSIS {
   const char* path = os::getenv("GORT_TRACE");
   if (path == nullptr || *path == '\0') return;
+  const char* format = os::getenv("GORT_TRACE_FORMAT");
+  bool json = format != nullptr && std::string(format) == "json";
   lock(&traceCtl);
-  startTrace(path, true);
+  startTrace(path, json ? TraceFormat::kChromeJSON : TraceFormat::kGo, true);
   unlock(&traceCtl);
 }
 
@@ -273,9 +388,10 @@ void traceEndRun() ABSL_NO_THREAD_SAFETY_ANALYSIS {
 
 namespace gort {
 
-bool StartTrace(const std::string& path) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+bool StartTrace(const std::string& path,
+                TraceFormat format) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   runtime::lock(&runtime::traceCtl);
-  bool ok = runtime::startTrace(path, false);
+  bool ok = runtime::startTrace(path, format, false);
   runtime::unlock(&runtime::traceCtl);
   return ok;
 }

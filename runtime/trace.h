@@ -5,13 +5,17 @@
 // costs one relaxed load and a branch (traceEnabled()); on, it appends a
 // fixed-size record to the calling M's own buffer (trace.cc), so the hot
 // path takes no global lock and allocates only when a chunk of records
-// fills. trace_json.cc turns the records into Chrome trace event JSON when
-// the trace stops.
+// fills. Events Go's trace carries a stack with (create, block, unblock,
+// yield, syscall) are preceded by StackPCs records holding the goroutine's
+// return addresses, walked only while a trace runs. When the trace stops,
+// trace_go.cc writes the records in the execution-trace format of Go 1.19, or
+// trace_json.cc as Chrome trace event JSON.
 #ifndef GORT_RUNTIME_TRACE_H_
 #define GORT_RUNTIME_TRACE_H_
 
 #include <atomic>
 #include <cstdint>
+#include <vector>
 
 #include "runtime2.h"
 
@@ -39,6 +43,7 @@ enum class traceEv : std::uint8_t {
   NetpollWake,   // netpoll returned a0 ready goroutines (a1 = 1: blocking)
   SpinStart,     // this M starts spinning; a0 = traceSpinHow
   SpinStop,      // this M stops spinning; a0 = traceSpinWhy
+  StackPCs,      // up to 4 return addresses (ts, g, a0, a1) of the next event
   Count,
 };
 
@@ -51,8 +56,19 @@ struct traceRecord {
   std::int32_t m;  // M id, -1 outside the runtime's threads
   std::int16_t p;  // P id, -1 without a P
   traceEv ev;
-  std::uint8_t reason;  // waitReason for GoBlock
+  std::uint8_t reason;  // waitReason for GoBlock; PCs held by a StackPCs
+  std::uint32_t stk;    // stack id, set when the buffers are drained (0 none)
 };
+
+// traceStk: whose stack an event records.
+enum class traceStk : std::uint8_t {
+  none,
+  self,    // the calling goroutine's own (skipped on g0)
+  parked,  // the goroutine passed, switched out (its saved context)
+};
+
+// traceStacks: the distinct stacks of a trace's records (id i at i - 1).
+using traceStacks = std::vector<std::vector<std::uintptr_t>>;
 
 extern std::atomic<bool> traceOn;
 
@@ -63,6 +79,10 @@ inline bool traceEnabled() { return traceOn.load(std::memory_order_relaxed); }
 // runtime's threads, on a shared buffer under a lock).
 void traceEvent(traceEv ev, std::int64_t g, std::int64_t a0 = 0,
                 std::int64_t a1 = 0, std::uint8_t reason = 0);
+// traceEventStack is traceEvent with a stack (how; gp for traceStk::parked).
+void traceEventStack(traceEv ev, std::int64_t g, traceStk how, G* gp,
+                     std::int64_t a0 = 0, std::int64_t a1 = 0,
+                     std::uint8_t reason = 0);
 std::int64_t traceCurGoid();  // goid running on this thread, 0 on g0
 void traceUsleepSlow(std::uint32_t usec);
 void traceStartRun();  // schedinit: honour $GORT_TRACE
@@ -71,8 +91,10 @@ void traceEndRun();    // end of Run: write $GORT_TRACE, release buffers
 // traceGoCreate mirrors Go's traceGoCreate (trace.go:1251).
 inline void traceGoCreate(G* newg, G* caller) {
   if (traceEnabled()) {
-    traceEvent(traceEv::GoCreate, newg->goid,
-               caller ? caller->goid.load(std::memory_order_relaxed) : 0);
+    traceEventStack(traceEv::GoCreate, newg->goid, traceStk::self, nullptr,
+                    caller ? caller->goid.load(std::memory_order_relaxed) : 0,
+                    static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(
+                        newg->gopc.load(std::memory_order_relaxed))));
   }
 }
 // traceGoStart mirrors Go's traceGoStart (trace.go:1259).
@@ -83,22 +105,28 @@ inline void traceGoStart(G* gp) {
 // gp->waitreason.
 inline void traceGoPark(G* gp) {
   if (traceEnabled()) {
-    traceEvent(traceEv::GoBlock, gp->goid, 0, 0,
-               static_cast<std::uint8_t>(gp->waitreason));
+    traceEventStack(traceEv::GoBlock, gp->goid, traceStk::parked, gp, 0, 0,
+                    static_cast<std::uint8_t>(gp->waitreason));
   }
 }
 // traceGoUnpark mirrors Go's traceGoUnpark (trace.go:1296): the caller readies
 // gp.
 inline void traceGoUnpark(G* gp) {
-  if (traceEnabled()) traceEvent(traceEv::GoUnblock, gp->goid, traceCurGoid());
+  if (traceEnabled()) {
+    traceEventStack(traceEv::GoUnblock, gp->goid, traceStk::self, nullptr,
+                    traceCurGoid());
+  }
 }
 // traceGoSched mirrors Go's traceGoSched (trace.go:1277).
 inline void traceGoSched(G* gp) {
-  if (traceEnabled()) traceEvent(traceEv::GoSched, gp->goid);
+  if (traceEnabled()) {
+    traceEventStack(traceEv::GoSched, gp->goid, traceStk::parked, gp);
+  }
 }
-// traceGoPreempt mirrors Go's traceGoPreempt (trace.go:1283).
-inline void traceGoPreempt(G* gp) {
-  if (traceEnabled()) traceEvent(traceEv::GoPreempt, gp->goid);
+// traceGoPreempt mirrors Go's traceGoPreempt (trace.go:1283); how: parked
+// on g0 (gp switched out), self on gp.
+inline void traceGoPreempt(G* gp, traceStk how = traceStk::parked) {
+  if (traceEnabled()) traceEventStack(traceEv::GoPreempt, gp->goid, how, gp);
 }
 // traceGoEnd mirrors Go's traceGoEnd (trace.go:1273).
 inline void traceGoEnd(G* gp) {
@@ -107,7 +135,10 @@ inline void traceGoEnd(G* gp) {
 // traceGoSysCall mirrors Go's traceGoSysCall (trace.go:1307); block:
 // entersyscallblock.
 inline void traceGoSysCall(G* gp, bool block) {
-  if (traceEnabled()) traceEvent(traceEv::GoSysCall, gp->goid, block ? 1 : 0);
+  if (traceEnabled()) {
+    traceEventStack(traceEv::GoSysCall, gp->goid, traceStk::self, nullptr,
+                    block ? 1 : 0);
+  }
 }
 // traceGoSysExit mirrors Go's traceGoSysExit (trace.go:1311); fast: gp kept
 // running.

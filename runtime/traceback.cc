@@ -458,6 +458,39 @@ void initQuitHandler() {
   os::installQuitHandler(onQuit);
 }
 
+void goroutineStacks(std::vector<std::vector<std::uintptr_t>>* out)
+    ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  G* me = getcurg();
+  std::uintptr_t pcs[kMaxFrames];
+  if (me != nullptr) {
+    char* lo = static_cast<char*>(me->stack.base) + me->stack.guard;
+    char* hi = static_cast<char*>(me->stack.base) + me->stack.size;
+    int n = os::tracebackSelf(lo, hi, pcs, kMaxFrames);
+    out->emplace_back(pcs, pcs + (n > 0 ? n : 0));
+  }
+  Printer p;
+  p.now = os::nanotimeCoarse();
+  lock(&dumpLock);
+  freezetheworld(LockMode::kLock);
+  lock(&allglock);
+  Record r;
+  for (G* gp = allgs; gp != nullptr; gp = gp->alllink) {
+    if (gp == me || !record1(&p, gp, &r)) continue;
+    out->emplace_back(r.pcs, r.pcs + (r.n > 0 ? r.n : 0));
+  }
+  unlock(&allglock);
+  thawtheworld();
+  unlock(&dumpLock);
+}
+
+int threadCount() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  lock(&sched.lock);
+  int n = 0;
+  for (M* mp = allm; mp != nullptr; mp = mp->alllink) n++;
+  unlock(&sched.lock);
+  return n;
+}
+
 }  // namespace gort::runtime
 
 namespace gort {

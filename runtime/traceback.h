@@ -4,6 +4,8 @@
 #define GORT_RUNTIME_TRACEBACK_H_
 
 #include <atomic>
+#include <cstdint>
+#include <vector>
 
 #include "panic.h"
 #include "runtime2.h"
@@ -36,6 +38,15 @@ int gotraceback(bool* crash);
 void tracebackFatal(throwType t);
 // initQuitHandler installs the SIGQUIT dump, once per process.
 void initQuitHandler();
+
+// goroutineStacks mirrors Go's goroutineProfileWithLabels (mprof.go:852):
+// the return addresses of the calling goroutine (first, if on one) and of
+// every other, walked frozen as the dump walks them; a goroutine running on
+// another thread has an empty stack (Go stops the world to walk it).
+void goroutineStacks(std::vector<std::vector<std::uintptr_t>>* out);
+// threadCount: the Ms ever created (the total of the threadcreate profile in
+// Go).
+int threadCount();
 
 }  // namespace gort::runtime
 

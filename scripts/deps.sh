@@ -13,6 +13,7 @@ pkgs=(
   libabsl-dev            # thread-safety annotations inside the runtime
   python3                # tools/check_go_mapping.py, tests/arch checks
   libdw-dev              # goroutine dumps: function names and source lines (elfutils)
+  zlib1g-dev             # gzipped pprof profiles (pkg/pprof)
   libgtest-dev           # tests
   libbenchmark-dev       # benchmarks' helpers
   clang                  # the thread-safety analysis preset

@@ -19,7 +19,7 @@ cmake --preset default >/dev/null
 cmake --build --preset default --target gort-compare
 trace=$(mktemp --suffix=.json)
 trap 'rm -f "$trace"' EXIT
-GORT_TRACE=$trace build/default/benchmarks/gort-compare --ping \
+GORT_TRACE=$trace GORT_TRACE_FORMAT=json build/default/benchmarks/gort-compare --ping \
   --bench='^ChanToSyscallPing$' --benchtime=200x --count=1 --usleep=highres \
   >/dev/null
 python3 tools/trace/zoom_svg.py "$trace" docs/images/ping-roundtrip.svg

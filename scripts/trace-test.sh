@@ -6,6 +6,16 @@
 # Debian's headless Chromium load the page (playwright-core from npm,
 # tools/trace-ui-test; no browser download): a screenshot goes to
 # build/default/trace-ui/, and the lanes and events are checked in the DOM.
+# Then the same in Go's format, as Go's own tools see it: traces of
+# ChanToSyscallPing, of a program blocking in every way Go's trace names
+# (gort-trace-known kinds) and of the echo example under load are opened by
+# `go tool trace -pprof=net|sync|sched|syscall` (exit 0, and the profiles
+# `go tool pprof -top` prints name gort's functions); `go tool trace` serves
+# the ping's trace on loopback, /goroutines must list it, and its timeline
+# (/trace) is loaded in the same Chromium (check-go.mjs: screenshot, lanes).
+# `go tool pprof -top` reads the goroutine, threadcreate, block and mutex
+# profiles
+# gort::pprof::WriteProfile writes (gort-trace-known pprof).
 # Installs chromium and runs `npm ci` itself. About a minute once built.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
@@ -18,12 +28,13 @@ command -v npm >/dev/null || scripts/deps.sh nodejs npm
 
 echo "== build gort-compare and gort-trace =="
 cmake --preset default >/dev/null
-cmake --build --preset default --target gort-compare gort-trace
+cmake --build --preset default --target gort-compare gort-trace \
+  gort-trace-known gort-example-echo
 
 out=build/default/trace-ui
 mkdir -p "$out"
 echo "== trace ChanToSyscallPing =="
-GORT_TRACE="$out/ping.json" build/default/benchmarks/gort-compare --ping \
+GORT_TRACE="$out/ping.json" GORT_TRACE_FORMAT=json build/default/benchmarks/gort-compare --ping \
   --bench='^ChanToSyscallPing$' --benchtime=200x --count=1 --usleep=highres
 build/default/tools/gort-trace summary "$out/ping.json" | tee "$out/summary.txt"
 build/default/tools/gort-trace html "$out/ping.json" -o "$out/ping.html"
@@ -31,3 +42,66 @@ build/default/tools/gort-trace html "$out/ping.json" -o "$out/ping.html"
 echo "== headless chromium =="
 (cd tools/trace-ui-test && npm ci --no-audit --no-fund --loglevel=error)
 node tools/trace-ui-test/check.mjs "$out/ping.html" "$out/ping.png"
+
+echo "== Go's format: go tool trace -pprof =="
+GORT_TRACE="$out/ping.gotrace" build/default/benchmarks/gort-compare --ping \
+  --bench='^ChanToSyscallPing$' --benchtime=200x --count=1 --usleep=highres \
+  >/dev/null
+GORT_TRACE="$out/kinds.gotrace" build/default/tests/gort-trace-known kinds
+GORT_TRACE="$out/echo.gotrace" build/default/examples/gort-example-echo 50 200
+# profiles TRACE KIND...: every profile opens; those named must name gort's
+# functions (a kind a program does not exercise may be empty).
+profiles() {
+  local trace=$1 kind
+  shift
+  for kind in net sync sched syscall; do
+    go tool trace -pprof="$kind" "$out/$trace.gotrace" >"$out/$trace.$kind.pb" ||
+      die "go tool trace -pprof=$kind $trace failed"
+  done
+  for kind in "$@"; do
+    go tool pprof -top "$out/$trace.$kind.pb" 2>/dev/null >"$out/$trace.$kind.txt"
+    grep -q 'gort::' "$out/$trace.$kind.txt" ||
+      die "$trace's $kind profile names no gort function"
+    echo "$trace -pprof=$kind: $(grep -c 'gort::' "$out/$trace.$kind.txt") gort frames"
+  done
+}
+profiles ping sync sched syscall
+profiles kinds net sync sched syscall
+profiles echo net sched
+
+echo "== pprof profiles: go tool pprof -top =="
+build/default/tests/gort-trace-known pprof "$out"
+go tool pprof -top "$out/goroutine.pb.gz" >"$out/goroutine.txt" 2>/dev/null ||
+  die "go tool pprof cannot read the goroutine profile"
+grep -q 'Type: goroutine' "$out/goroutine.txt" && grep -q 'ParkedForProfile' "$out/goroutine.txt" ||
+  die "the goroutine profile does not name ParkedForProfile"
+go tool pprof -top "$out/threadcreate.pb.gz" 2>/dev/null | grep -q 'Type: threadcreate' ||
+  die "go tool pprof cannot read the threadcreate profile"
+go tool pprof -top -nodefraction=0 "$out/block.pb.gz" >"$out/block.txt" 2>/dev/null ||
+  die "go tool pprof cannot read the block profile"
+for f in BlockingKinds chanrecv 'Mutex::Lock' 'Cond::Wait' 'WaitGroup::Wait' selectgo; do
+  grep -q "$f" "$out/block.txt" || die "the block profile does not name $f"
+done
+# (the releaser's stack: Unlock's slow path tail-calls the semaphore, so
+# BlockingKinds, which unlocks, is the frame to find)
+go tool pprof -top -nodefraction=0 "$out/mutex.pb.gz" 2>/dev/null | grep -q 'BlockingKinds' ||
+  die "the mutex profile does not name BlockingKinds"
+echo "goroutine, threadcreate, block and mutex profiles open in go tool pprof"
+
+echo "== Go's format: go tool trace on loopback, in headless chromium =="
+go tool trace -http=127.0.0.1:0 "$out/ping.gotrace" >"$out/go-trace.log" 2>&1 &
+server=$!
+trap 'kill "$server" 2>/dev/null || true' EXIT
+url=
+for _ in $(seq 300); do
+  url=$(grep -o 'http://127.0.0.1:[0-9]*' "$out/go-trace.log" || true)
+  [ -n "$url" ] && break
+  kill -0 "$server" 2>/dev/null || die "go tool trace exited: $(cat "$out/go-trace.log")"
+  sleep 0.1
+done
+[ -n "$url" ] || die "go tool trace did not start"
+curl -fsS "$url/goroutines" >"$out/goroutines.html"
+grep -q 'ChanToSyscallPing' "$out/goroutines.html" ||
+  die "/goroutines does not list ChanToSyscallPing"
+echo "/goroutines lists ChanToSyscallPing"
+node tools/trace-ui-test/check-go.mjs "$url" "$out/ping-go.png" ChanToSyscallPing

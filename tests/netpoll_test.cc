@@ -378,7 +378,7 @@ TEST_F(NetpollTest, TraceCountsNetpoll) {
           .string();
   gort::Run(
       [&] {
-        ASSERT_TRUE(gort::StartTrace(path));
+        ASSERT_TRUE(gort::StartTrace(path, gort::TraceFormat::kChromeJSON));
         FDPair ev;
         gort::Chan<int> done = gort::MakeChan<int>(1);
         gort::Go([&ev, done]() mutable {

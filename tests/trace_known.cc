@@ -1,9 +1,59 @@
 // tests/trace_known.cc: gort-trace-known runs trace_known.h's program at
-// GOMAXPROCS 1, for the gort-trace summary test (run it with GORT_TRACE).
+// GOMAXPROCS 1, for the gort-trace summary test (run it with GORT_TRACE);
+// with the argument "kinds", the program that blocks in every way Go's trace
+// names (for `go tool trace -pprof=...` in scripts/trace-test.sh); with
+// "pprof DIR", writes DIR/goroutine.pb.gz and DIR/threadcreate.pb.gz while
+// goroutines wait in ParkedForProfile, and DIR/block.pb.gz and
+// DIR/mutex.pb.gz of the "kinds" program run with every event sampled (for `go
+// tool pprof -top` there).
 #include "trace_known.h"
 
-int main() {
+#include <cstring>
+#include <fstream>
+#include <string>
+
+#include "gort/pprof.h"
+
+namespace {
+
+[[gnu::noinline]] void ParkedForProfile(gort::Chan<int> release,
+                                        gort::WaitGroup* parked) {
+  parked->Done();
+  release.Recv();
+}
+
+void WriteProfiles(const std::string& dir) {
+  // First (it waits for every other goroutine to end).
+  gort::pprof::SetBlockProfileRate(1);
+  gort::pprof::SetMutexProfileFraction(1);
+  gort_test::BlockingKinds();
+  gort::pprof::SetBlockProfileRate(0);
+  auto release = gort::MakeChan<int>();
+  gort::WaitGroup parked;
+  parked.Add(3);
+  for (int i = 0; i < 3; i++) {
+    gort::Go([release, &parked] { ParkedForProfile(release, &parked); });
+  }
+  parked.Wait();
+  gort::Gosched();  // GOMAXPROCS 1: the last one parks in Recv before this
+  for (const char* name : {"goroutine", "threadcreate", "block", "mutex"}) {
+    std::ofstream out(dir + "/" + name + ".pb.gz", std::ios::binary);
+    gort::pprof::WriteProfile(name, out);
+    if (!out) std::abort();
+  }
+  release.Close();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
   gort::Options o;
   o.maxprocs = 1;
-  gort::Run(gort_test::KnownProgram, o);
+  if (argc > 2 && std::strcmp(argv[1], "pprof") == 0) {
+    std::string dir = argv[2];
+    gort::Run([dir] { WriteProfiles(dir); }, o);
+    return 0;
+  }
+  bool kinds = argc > 1 && std::strcmp(argv[1], "kinds") == 0;
+  gort::Run(kinds ? gort_test::BlockingKinds : gort_test::KnownProgram, o);
 }

@@ -45,7 +45,7 @@ Trace TraceKnownProgram(const std::string& name) {
   std::string path = TempTrace(name);
   RunGuarded(
       [&] {
-        ASSERT_TRUE(gort::StartTrace(path));
+        ASSERT_TRUE(gort::StartTrace(path, gort::TraceFormat::kChromeJSON));
         gort_test::KnownProgram();
         ASSERT_TRUE(gort::StopTrace());
       },
@@ -77,8 +77,9 @@ TEST(TraceTest, CreateAndEndEvents) {
   std::string path = TempTrace("create");
   RunGuarded(
       [&] {
-        ASSERT_TRUE(gort::StartTrace(path));
-        EXPECT_FALSE(gort::StartTrace(path));  // one trace at a time
+        ASSERT_TRUE(gort::StartTrace(path, gort::TraceFormat::kChromeJSON));
+        EXPECT_FALSE(gort::StartTrace(
+            path, gort::TraceFormat::kChromeJSON));  // one trace at a time
         auto done = gort::MakeChan<int>(n);
         for (int i = 0; i < n; i++) gort::Go([done, i] { done.Send(i); });
         for (int i = 0; i < n; i++) done.Recv();
@@ -164,7 +165,7 @@ TEST(TraceTest, GomaxprocsChange) {
   std::string path = TempTrace("procs");
   RunGuarded(
       [&] {
-        ASSERT_TRUE(gort::StartTrace(path));
+        ASSERT_TRUE(gort::StartTrace(path, gort::TraceFormat::kChromeJSON));
         EXPECT_EQ(gort::GOMAXPROCS(2), 1);
         ASSERT_TRUE(gort::StopTrace());
       },
@@ -188,7 +189,7 @@ TEST(TraceTest, StealsMatchSchedulerCounters) {
   RunGuarded(
       [&] {
         before = gort::ReadStats();
-        ASSERT_TRUE(gort::StartTrace(path));
+        ASSERT_TRUE(gort::StartTrace(path, gort::TraceFormat::kChromeJSON));
         gort::WaitGroup wg;
         for (int i = 0; i < n; i++) {
           wg.Add(1);
@@ -224,6 +225,7 @@ TEST(TraceTest, StealsMatchSchedulerCounters) {
 TEST(TraceTest, ForcedStealInsideASpinningSpell) {
   std::string path = TempTrace("spin");
   setenv("GORT_TRACE", path.c_str(), 1);
+  setenv("GORT_TRACE_FORMAT", "json", 1);
   std::int64_t mainP = -1;
   RunGuarded(
       [&] {
@@ -242,6 +244,7 @@ TEST(TraceTest, ForcedStealInsideASpinningSpell) {
       },
       Procs(4));
   unsetenv("GORT_TRACE");
+  unsetenv("GORT_TRACE_FORMAT");
   Trace t = Load(path);
   // main (goroutine 1) ran on one P until its busy wait ended.
   for (const Event& e : t.events) {
@@ -279,8 +282,10 @@ TEST(TraceTest, ForcedStealInsideASpinningSpell) {
 TEST(TraceTest, EnvTraceSummaryOfKnownProgram) {
   std::string path = TempTrace("env");
   setenv("GORT_TRACE", path.c_str(), 1);
+  setenv("GORT_TRACE_FORMAT", "json", 1);
   RunGuarded([] { gort_test::KnownProgram(); }, Procs(1));
   unsetenv("GORT_TRACE");
+  unsetenv("GORT_TRACE_FORMAT");
   EXPECT_FALSE(gort::TraceEnabled());
   gort::trace::Summary s = gort::trace::Summarize(Load(path));
   EXPECT_EQ(s.created, gort_test::kKnownGoroutines);
@@ -333,7 +338,7 @@ TEST(TraceTest, StartStopWhileRunning) {
           });
         }
         for (const std::string& p : paths) {
-          ASSERT_TRUE(gort::StartTrace(p));
+          ASSERT_TRUE(gort::StartTrace(p, gort::TraceFormat::kChromeJSON));
           for (int i = 0; i < 200; i++) gort::Gosched();
           ASSERT_TRUE(gort::StopTrace());
         }

@@ -292,6 +292,7 @@ std::vector<std::int64_t> GoSysmonDelays(int n) {
 // read from the trace $GORT_TRACE wrote to path (then unset and removed).
 void SysmonRequests(const std::string& path, std::vector<std::int64_t>* got) {
   unsetenv("GORT_TRACE");
+  unsetenv("GORT_TRACE_FORMAT");
   gort::trace::Trace t;
   std::string err;
   ASSERT_TRUE(gort::trace::LoadTrace(path, &t, &err)) << err;
@@ -330,6 +331,7 @@ TEST(SysmonScheduleTest, RequestsFollowGosSchedule) {
   const std::string path = testing::TempDir() + "gort_usleep_sched_" +
                            std::to_string(gort_test::Pid()) + ".json";
   setenv("GORT_TRACE", path.c_str(), 1);
+  setenv("GORT_TRACE_FORMAT", "json", 1);  // gort-trace reads the JSON
   RunGuarded(
       [&] {
         const std::int64_t deadline = gort_test::DeadlineFromNow();
@@ -355,6 +357,7 @@ TEST(SysmonScheduleTest, TimerWakeKeepsTheBackoff) {
   const std::string path = testing::TempDir() + "gort_usleep_backoff_" +
                            std::to_string(gort_test::Pid()) + ".json";
   setenv("GORT_TRACE", path.c_str(), 1);
+  setenv("GORT_TRACE_FORMAT", "json", 1);  // gort-trace reads the JSON
   RunGuarded(
       [&] {
         const std::int64_t deadline = gort_test::DeadlineFromNow();

@@ -12,12 +12,14 @@
 namespace {
 
 int Usage() {
-  std::fprintf(stderr,
-               "usage: gort-trace summary TRACE.json\n"
-               "       gort-trace html TRACE.json [-o OUT.html]\n"
-               "TRACE.json is written by GORT_TRACE=path or gort::StartTrace;\n"
-               "html writes one page with every script and style inline\n"
-               "(default OUT: TRACE.html beside the trace).\n");
+  std::fprintf(
+      stderr,
+      "usage: gort-trace summary TRACE.json\n"
+      "       gort-trace html TRACE.json [-o OUT.html]\n"
+      "TRACE.json is written by GORT_TRACE=path GORT_TRACE_FORMAT=json\n"
+      "or gort::StartTrace(path, gort::TraceFormat::kChromeJSON);\n"
+      "html writes one page with every script and style inline\n"
+      "(default OUT: TRACE.html beside the trace).\n");
   return 2;
 }
 

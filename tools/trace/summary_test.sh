@@ -5,7 +5,7 @@
 # Usage: summary_test.sh GORT_TRACE_KNOWN GORT_TRACE OUT_PREFIX
 set -eu
 known=$1 tool=$2 out=$3
-GORT_TRACE="$out.json" "$known"
+GORT_TRACE="$out.json" GORT_TRACE_FORMAT=json "$known"
 "$tool" summary "$out.json" >"$out.txt"
 cat "$out.txt"
 check() {

@@ -10,6 +10,7 @@
 #include "gort/errgroup.h"
 #include "gort/net.h"
 #include "gort/poll.h"
+#include "gort/pprof.h"
 #include "gort/runtime.h"
 #include "gort/select.h"
 #include "gort/sync.h"
