@@ -151,6 +151,7 @@ void reset(hookFd* e, int fd, bool userNonblock) {
   if (e->live.load(std::memory_order_acquire)) retire(e);
   e->mu.state.store(0, std::memory_order_relaxed);
   e->fd = fd;
+  e->kind.store(0, std::memory_order_relaxed);
   e->unblocked = false;  // csema is balanced: every close takes its release
   e->userNonblock.store(userNonblock, std::memory_order_relaxed);
   e->hiddenNonblock.store(false, std::memory_order_relaxed);
@@ -196,19 +197,34 @@ void trackDup(int nfd, const hookFd* e) {
 }
 
 hookFd* adopt(int fd, bool* regular) {
+  hookFd* s = slot(fd);
+  std::uint8_t kind =
+      s != nullptr ? s->kind.load(std::memory_order_relaxed) : 0;
+  *regular = kind == kRegularFile;
+  if (kind != 0) return nullptr;  // known not to be a socket: no fstat
   int saved = errno;
   struct stat st;
-  *regular = false;
   hookFd* e = nullptr;
   if (fstat(fd, &st) == 0) {
     *regular = S_ISREG(st.st_mode) || S_ISBLK(st.st_mode);
     if (S_ISSOCK(st.st_mode)) {
       int fl = real().fcntl(fd, F_GETFL);
       if (fl >= 0) e = track(fd, (fl & O_NONBLOCK) != 0);
+    } else if (s != nullptr) {
+      s->kind.store(*regular ? kRegularFile : kOtherFile,
+                    std::memory_order_relaxed);
     }
   }
   errno = saved;
   return e;
+}
+
+void forget(int fd) {
+  if (fd < 0 || fd >= kMaxFd) return;
+  hookFd* page = pages[fd >> kPageBits].load(std::memory_order_acquire);
+  if (page != nullptr) {
+    page[fd & (kPageSize - 1)].kind.store(0, std::memory_order_relaxed);
+  }
 }
 
 bool emulatesBlocking(int fd) {

@@ -29,10 +29,17 @@ struct hookFd {
   std::atomic<bool> hiddenNonblock{false};  // O_NONBLOCK set underneath
   std::atomic<std::int64_t> rcvtimeo{0};    // SO_RCVTIMEO in ns, 0 none
   std::atomic<std::int64_t> sndtimeo{0};    // SO_SNDTIMEO in ns, 0 none
-  bool unblocked = false;                   // pollUnblock done (by close)
+  // What a descriptor the hooks do not track was found to be (fstat, once
+  // until the hooks see it closed): 0 not known, kRegularFile, kOtherFile.
+  std::atomic<std::uint8_t> kind{0};
+  bool unblocked = false;   // pollUnblock done (by close)
   int closeErr = 0;         // errno of the real close, for the closer
   std::uint32_t csema = 0;  // close waits here for the last reference
 };
+
+// hookFd::kind values.
+inline constexpr std::uint8_t kRegularFile = 1;  // regular file, block device
+inline constexpr std::uint8_t kOtherFile = 2;    // pipe, terminal, eventfd...
 
 // Modes, as the poller's (os::kPollRead / kPollWrite).
 inline constexpr int kRead = 'r';
@@ -57,6 +64,8 @@ hookFd* adopt(int fd, bool* regular);
 // emulatesBlocking: fd is a socket the caller left blocking that the hooks
 // made non-blocking underneath, and this caller gets blocking behaviour.
 bool emulatesBlocking(int fd);
+// forget: fd was closed (or replaced) while untracked: drop its kind.
+void forget(int fd);
 // closeFd: the hooked close of a tracked fd; wakes parked calls with EBADF.
 int closeFd(hookFd* e);
 

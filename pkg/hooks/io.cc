@@ -225,8 +225,9 @@ ssize_t sendmsg(int fd, const msghdr* msg, int flags) {
 // closes the descriptor.
 int close(int fd) {
   gh::hookFd* e = gh::lookup(fd);
-  if (e == nullptr) return real().close(fd);
-  return gh::closeFd(e);
+  if (e != nullptr) return gh::closeFd(e);
+  gh::forget(fd);
+  return real().close(fd);
 }
 
 // dup: the duplicate is tracked as the original.
@@ -249,6 +250,7 @@ static int dupOnto(int fd, int nfd, int flags, bool three) {
     return real().fcntl(fd, F_GETFD) < 0 ? -1 : nfd;
   }
   if (gh::hookFd* t = gh::lookup(nfd)) gh::closeFd(t);
+  gh::forget(nfd);
   int r = three ? real().dup3(fd, nfd, flags) : real().dup2(fd, nfd);
   if (r >= 0) {
     if (gh::hookFd* e = gh::lookup(fd)) gh::trackDup(r, e);
