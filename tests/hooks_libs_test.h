@@ -7,7 +7,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -19,8 +19,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-extern char** environ;
 
 namespace gort_test {
 
@@ -70,13 +68,23 @@ class Child {
   Child(const Child&) = delete;
   Child& operator=(const Child&) = delete;
   ~Child() { Stop(); }
-  // Start: runs argv[0] with argv; false if it could not be started.
+  // Start: runs argv[0] with argv; false if it could not be started. The
+  // child gets SIGTERM if this process dies first (a watchdog's _Exit, a
+  // timeout's kill), so no server outlives a failed test.
   bool Start(const std::vector<std::string>& argv) {
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
-    return posix_spawn(&pid_, args[0], nullptr, nullptr, args.data(),
-                       environ) == 0;
+    pid_t parent = getpid();
+    pid_ = fork();
+    if (pid_ < 0) return false;
+    if (pid_ == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGTERM);
+      if (getppid() != parent) _exit(127);
+      execv(args[0], args.data());
+      _exit(127);
+    }
+    return true;
   }
   // Stop: SIGTERM and wait.
   void Stop() {

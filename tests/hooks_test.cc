@@ -550,9 +550,14 @@ TEST(HooksTest, HundredThousandSocketsLeakNothing) {
       if (i == 1000) pds0 = gort::runtime::pollcacheSize();
       int sv[2];
       ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-      char c = 0;
-      ASSERT_EQ(write(sv[1], "1", 1), 1);  // opens sv[1]'s pollDesc
-      ASSERT_EQ(read(sv[0], &c, 1), 1);    // and sv[0]'s
+      auto done = gort::MakeChan<ssize_t>(1);
+      gort::Go([&] {
+        char c = 0;
+        done.Send(read(sv[0], &c, 1));  // parks: sv[0] gets a pollDesc
+      });
+      gort::Gosched();  // the reader runs and parks
+      ASSERT_EQ(write(sv[1], "1", 1), 1);
+      ASSERT_EQ(done.Recv(), 1);
       ASSERT_EQ(close(sv[0]), 0);
       ASSERT_EQ(close(sv[1]), 0);
     }

@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 
 #include <new>
+#include <utility>
 
 #include "gort/runtime.h"
 #include "hooks/real.h"
@@ -116,8 +117,26 @@ int pollMode(int mode) {
   return mode == kRead ? os::kPollRead : os::kPollWrite;
 }
 
-// openPd gives e a pollDesc of the current Run and hides O_NONBLOCK under
-// the caller's blocking socket; nullptr if the poller refuses it.
+// hideNonblock makes the caller's blocking socket non-blocking underneath,
+// once, before the first call a goroutine makes on it.
+void hideNonblock(hookFd* e) {
+  if (e->hiddenNonblock.load(std::memory_order_acquire)) return;
+  runtime::lock(&e->initLock);
+  if (!e->hiddenNonblock.load(std::memory_order_relaxed)) {
+    int fl = real().fcntl(e->fd, F_GETFL);
+    if (fl >= 0 && !(fl & O_NONBLOCK)) {
+      real().fcntl(e->fd, F_SETFL, fl | O_NONBLOCK);
+    }
+    hiddenAny.store(true, std::memory_order_relaxed);
+    e->hiddenNonblock.store(true, std::memory_order_release);
+  }
+  runtime::unlock(&e->initLock);
+}
+
+// openPd gives e a pollDesc of the current Run, the first time a call
+// would block (so a socket that never waits is never on the poller);
+// nullptr if the poller refuses it (it is already there: the program's own
+// gort::poll::FD took it).
 pollDesc* openPd(hookFd* e) {
   pollDesc* pd = e->pd.load(std::memory_order_acquire);
   if (pd != nullptr && !runtime::pollStale(pd)) return pd;
@@ -133,12 +152,6 @@ pollDesc* openPd(hookFd* e) {
     pd = runtime::pollOpen(static_cast<std::uintptr_t>(e->fd), &err);
     if (pd != nullptr) {
       e->unblocked = false;
-      int fl = real().fcntl(e->fd, F_GETFL);
-      if (fl >= 0 && !(fl & O_NONBLOCK)) {
-        real().fcntl(e->fd, F_SETFL, fl | O_NONBLOCK);
-      }
-      e->hiddenNonblock.store(true);
-      hiddenAny.store(true, std::memory_order_relaxed);
       e->pd.store(pd, std::memory_order_release);
     }
   }
@@ -261,18 +274,14 @@ int closeFd(hookFd* e) {
   return 0;
 }
 
-bool ioBegin(hookFd* e, int mode, bool* pollable) {
-  *pollable = true;
+bool ioBegin(hookFd* e, int mode) {
   if (!e->mu.rwlock(mode == kRead)) {
     errno = EBADF;
     return false;
   }
-  pollDesc* pd = openPd(e);
-  if (pd == nullptr) {
-    *pollable = false;
-    unlockIO(e, mode);
-    return false;
-  }
+  hideNonblock(e);
+  pollDesc* pd = e->pd.load(std::memory_order_acquire);
+  if (pd == nullptr || runtime::pollStale(pd)) return true;
   int saved = errno;
   int res = runtime::pollReset(pd, pollMode(mode));
   errno = saved;
@@ -285,7 +294,15 @@ bool ioBegin(hookFd* e, int mode, bool* pollable) {
 }
 
 int ioWait(hookFd* e, int mode, bool* armed) {
-  pollDesc* pd = e->pd.load(std::memory_order_relaxed);
+  pollDesc* pd = openPd(e);
+  if (pd == nullptr) {  // not on gort's poller: libc's poll, as a Syscall
+    auto wait = [](void* p) -> long {
+      auto* a = static_cast<std::pair<hookFd*, int>*>(p);
+      return threadWait(a->first, a->second);
+    };
+    std::pair<hookFd*, int> arg{e, mode};
+    return static_cast<int>(blockingCall(wait, &arg));
+  }
   std::int64_t timeo = (mode == kRead ? e->rcvtimeo : e->sndtimeo).load();
   if (timeo > 0 && !*armed) {
     runtime::pollSetDeadline(pd, os::nanotime() + timeo, pollMode(mode));
@@ -297,12 +314,25 @@ int ioWait(hookFd* e, int mode, bool* armed) {
   return 0;
 }
 
+void dropPd(hookFd* e) {
+  runtime::lock(&e->initLock);
+  pollDesc* pd = e->pd.load(std::memory_order_acquire);
+  auto idle = [](std::uintptr_t g) { return g == 0 || g == runtime::pdReady; };
+  if (pd != nullptr && runtime::pollStale(pd)) {
+    runtime::pollRelease(pd);
+    e->pd.store(nullptr);
+  } else if (pd != nullptr && idle(pd->rg.load()) && idle(pd->wg.load())) {
+    runtime::pollUnblock(pd);  // nobody parked: wakes nothing
+    runtime::pollClose(pd);
+    e->pd.store(nullptr);
+  }
+  runtime::unlock(&e->initLock);
+}
+
 void ioEnd(hookFd* e, int mode, bool armed) {
   int saved = errno;
-  if (armed) {
-    pollDesc* pd = e->pd.load(std::memory_order_relaxed);
-    runtime::pollSetDeadline(pd, 0, pollMode(mode));
-  }
+  pollDesc* pd = e->pd.load(std::memory_order_relaxed);
+  if (armed && pd != nullptr) runtime::pollSetDeadline(pd, 0, pollMode(mode));
   unlockIO(e, mode);
   errno = saved;
 }

@@ -66,6 +66,10 @@ hookFd* adopt(int fd, bool* regular);
 bool emulatesBlocking(int fd);
 // forget: fd was closed (or replaced) while untracked: drop its kind.
 void forget(int fd);
+// dropPd: the caller made e non-blocking: its calls never park again, so
+// its pollDesc is released (unless a goroutine is parked on it), leaving
+// the descriptor free for the program's own gort::poll::FD.
+void dropPd(hookFd* e);
 // closeFd: the hooked close of a tracked fd; wakes parked calls with EBADF.
 int closeFd(hookFd* e);
 
@@ -78,11 +82,12 @@ template <class F>
 long parkIO(hookFd* e, int mode, F call);
 
 // --- parkIO's pieces (fdtable.cc) ---
-// ioBegin takes e's read or write lock and readies its pollDesc; false:
-// closed (errno EBADF) or not pollable (*pollable false).
-bool ioBegin(hookFd* e, int mode, bool* pollable);
+// ioBegin takes e's read or write lock, hides O_NONBLOCK and resets its
+// pollDesc (Go's pd.prepare); false: closed (errno EBADF).
+bool ioBegin(hookFd* e, int mode);
 // ioWait parks until e is ready for mode, the timeout passes (EAGAIN) or e is
-// closed (EBADF); 0 when ready, else the errno.
+// closed (EBADF); 0 when ready, else the errno. Where the poller refuses e,
+// waits in libc's poll inside gort::Syscall.
 int ioWait(hookFd* e, int mode, bool* armed);
 // ioEnd drops the lock (and the deadline, if armed).
 void ioEnd(hookFd* e, int mode, bool armed);
@@ -95,12 +100,7 @@ int threadWait(hookFd* e, int mode);
 
 template <class F>
 long parkIO(hookFd* e, int mode, F call) {
-  bool pollable = true;
-  if (!ioBegin(e, mode, &pollable)) {
-    if (pollable) return -1;
-    auto fn = [](void* p) -> long { return (*static_cast<F*>(p))(); };
-    return blockingCall(fn, &call);
-  }
+  if (!ioBegin(e, mode)) return -1;
   int saved = errno;
   bool armed = false;
   long r;

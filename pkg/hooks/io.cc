@@ -288,6 +288,7 @@ int fcntl(int fd, int cmd, ...) {
       int set = e->hiddenNonblock.load() ? fl | O_NONBLOCK : fl;
       int r = real().fcntl(fd, cmd, set);
       if (r == 0) e->userNonblock.store((fl & O_NONBLOCK) != 0);
+      if (r == 0 && (fl & O_NONBLOCK)) gh::dropPd(e);
       return r;
     }
     case F_DUPFD:
