@@ -16,6 +16,7 @@
 // scripts/load-test-hooks.sh runs all three.
 #include <hiredis/hiredis.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -124,6 +125,12 @@ void goroutines(const Flags& f, const std::string& sock) {
     for (int i = 0; i < f.clients; i++) {
       wg.Go([&, i] {
         redisContext* c = redisConnectUnix(sock.c_str());
+        for (int k = 0; c != nullptr && c->err == REDIS_ERR_IO && k < 100;
+             k++) {
+          redisFree(c);  // the listen backlog was full (EAGAIN): again
+          usleep(1000);
+          c = redisConnectUnix(sock.c_str());
+        }
         if (c == nullptr || c->err) return;
         ok += pairs(c, "g" + std::to_string(i), f.ops);
         redisFree(c);
