@@ -6,9 +6,10 @@
 // takes no lock and always finds valid memory, even for a number another
 // thread is closing. A slot is live while its socket is open; its fdMutex
 // (Go's, from internal/poll) counts the calls in flight, serialises readers
-// and writers as Go's FD does, and carries the closed bit, so close can evict
-// parked callers (pollUnblock: they return EBADF) and leave the real close to
-// the last of them, as Go's FD.Close does.
+// and writers as Go's FD (internal/poll/fd_unix.go:18) does, and carries the
+// closed bit, so close can evict parked callers (pollUnblock: they return
+// EBADF) and leave the real close to the last of them, as Go's FD.Close
+// (internal/poll/fd_unix.go:93) does.
 //
 // A socket the caller left blocking gets O_NONBLOCK underneath and a
 // pollDesc the first time a goroutine would block on it; the caller's view

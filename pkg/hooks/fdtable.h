@@ -76,14 +76,15 @@ int closeFd(hookFd* e);
 // parkIO runs call() (one real, non-blocking attempt, returning -1 with errno
 // on failure) until it does not fail with EAGAIN, parking on the poller in
 // between, as a blocking call would block; SO_RCVTIMEO / SO_SNDTIMEO give
-// EAGAIN. Go's FD.Read loop (internal/poll/fd_unix.go:141) over
+// EAGAIN. The loop of Go's FD.Read (internal/poll/fd_unix.go:143) over
 // pollDesc.waitRead, for a libc caller. errno as libc leaves it.
 template <class F>
 long parkIO(hookFd* e, int mode, F call);
 
 // --- parkIO's pieces (fdtable.cc) ---
 // ioBegin takes e's read or write lock, hides O_NONBLOCK and resets its
-// pollDesc (Go's pd.prepare); false: closed (errno EBADF).
+// pollDesc (Go's pd.prepare (internal/poll/fd_poll_runtime.go:64)); false:
+// closed (errno EBADF).
 bool ioBegin(hookFd* e, int mode);
 // ioWait parks until e is ready for mode, the timeout passes (EAGAIN) or e is
 // closed (EBADF); 0 when ready, else the errno. Where the poller refuses e,

@@ -49,8 +49,8 @@ ssize_t totalWrite(int fd, size_t len, F once) {
 }
 
 // waitConnect: a blocking connect that the non-blocking socket answered
-// with EINPROGRESS: park until writable, then report SO_ERROR (Go's
-// netFD.connect (net/fd_unix.go:56)). SO_SNDTIMEO expiring gives
+// with EINPROGRESS: park until writable, then report SO_ERROR, as
+// Go's netFD.connect (net/fd_unix.go:55) does. SO_SNDTIMEO expiring gives
 // EINPROGRESS, as Linux does.
 int waitConnect(gh::hookFd* e) {
   int err = 0;
