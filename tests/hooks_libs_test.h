@@ -86,12 +86,19 @@ class Child {
     }
     return true;
   }
-  // Stop: SIGTERM and wait.
+  // Stop: SIGTERM, and SIGKILL if it has not exited within 5 s (a server's
+  // graceful shutdown must not hang the test).
   void Stop() {
     if (pid_ <= 0) return;
     kill(pid_, SIGTERM);
     int st;
-    waitpid(pid_, &st, 0);
+    for (int i = 0; i < 500 && waitpid(pid_, &st, WNOHANG) == 0; i++) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (waitpid(pid_, &st, WNOHANG) == 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, &st, 0);
+    }
     pid_ = -1;
   }
 
