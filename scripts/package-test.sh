@@ -8,6 +8,9 @@
 #     non-empty output);
 #   - compiles examples/hello.cc with `g++ $(pkg-config --cflags --libs gort)`
 #     and runs it;
+#   - on Linux, the same for gort::hooks (find_package's gort::hooks and
+#     pkg-config's gort-hooks): examples/hooks.cc built both ways, its hooks
+#     exported from the executable, run;
 #   - runs the worker pool under GODEBUG=schedtrace=1000 and looks for Go's
 #     SCHED lines.
 # Usage: scripts/package-test.sh [build-dir]   (default: build/pkg)
@@ -81,6 +84,25 @@ mkdir -p "$out/pc"
 g++ -std=c++20 -O2 examples/hello.cc -o "$out/pc/hello" \
   $(pkg-config --cflags --libs gort)
 run hello-pc "$out/pc/hello"
+
+if [ "$(uname -s)" = Linux ]; then
+  step "gort::hooks: find_package and pkg-config"
+  ls "$prefix"/lib*/libgort-hooks.a >/dev/null || fail "libgort-hooks.a not installed"
+  ls "$prefix"/lib*/pkgconfig/gort-hooks.pc >/dev/null || fail "gort-hooks.pc not installed"
+  [ -x "$out/consumer/hooks" ] || fail "find_package(gort) gave no gort::hooks"
+  # shellcheck disable=SC2046
+  g++ -std=c++20 -O2 examples/hooks.cc -o "$out/pc/hooks" \
+    $(pkg-config --cflags --libs gort-hooks)
+  for exe in "$out/consumer/hooks" "$out/pc/hooks"; do
+    # Exported, so shared libraries bind to the hooks, not to libc's.
+    for sym in read poll nanosleep; do
+      nm -D --defined-only "$exe" | grep -qw "$sym" ||
+        fail "${exe#"$out"/}: $sym is not exported from the executable"
+    done
+  done
+  run hooks "$out/consumer/hooks"
+  run hooks-pc "$out/pc/hooks"
+fi
 
 step "GODEBUG=schedtrace=1000 on the worker pool (1.5 s)"
 trace=$(GODEBUG=schedtrace=1000 "$out/consumer/workerpool" 1500 2>&1) ||

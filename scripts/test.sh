@@ -4,7 +4,9 @@
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
-scripts/deps.sh
+# redis-server, hiredis and libcurl: tests/hooks_libs_test runs the
+# unmodified Debian client libraries on goroutines (docs/hooks.md).
+scripts/deps.sh redis-server libhiredis-dev libcurl4-openssl-dev
 
 echo "== build (RelWithDebInfo) =="
 cmake --preset default >/dev/null
