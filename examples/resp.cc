@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -35,10 +36,20 @@ constexpr std::size_t kMaxArgs = 1 << 10;     // Most arguments per command.
 constexpr std::size_t kMaxInline = 64 << 10;  // Longest inline command.
 constexpr std::size_t kReadChunk = 16 << 10;
 
+// std::hash over string_view for strings and views alike, so that GET
+// looks a key up without copying it (as Go's m[string(b)] does not).
+struct KeyHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view k) const {
+    return std::hash<std::string_view>{}(k);
+  }
+};
+
 // The key space: one map under one lock (the Go twin has the same).
 struct Store {
   gort::Mutex mu;
-  std::unordered_map<std::string, std::string> m;  // Guarded by mu.
+  // Guarded by mu.
+  std::unordered_map<std::string, std::string, KeyHash, std::equal_to<>> m;
 };
 
 enum class Parse { kNeedMore, kOk, kError };
@@ -176,7 +187,7 @@ void Execute(Store* st, const Command& cmd, std::string* out) {
   } else if (Is(name, "GET")) {
     if (a.size() != 2) return AppendArity(out, "get");
     std::lock_guard<gort::Mutex> l(st->mu);
-    auto it = st->m.find(std::string(a[1]));
+    auto it = st->m.find(a[1]);
     if (it == st->m.end()) {
       out->append("$-1\r\n");
     } else {
