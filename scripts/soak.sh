@@ -23,7 +23,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 secs=${1:-60}
-[[ $secs =~ ^[0-9]+$ ]] && [ "$secs" -gt 0 ] || die "usage: $0 [seconds]"
+if ! [[ $secs =~ ^[0-9]+$ ]] || [ "$secs" -eq 0 ]; then die "usage: $0 [seconds]"; fi
 scripts/deps.sh wrk
 if [ ! -f build/default/build.ninja ]; then cmake --preset default >/dev/null; fi
 cmake --build --preset default --target gort-example-http gort-churn >/dev/null
