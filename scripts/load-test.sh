@@ -130,7 +130,8 @@ to_ms() {
 measure_http() {
   local point="http/p$2/c$3" out rps p99
   start_server "$1" http "$2"
-  out=$(wrk -t1 -c"$3" -d"${duration}s" --latency "http://$addr/" 2>&1) || true
+  out=$(timeout -k 5 $((duration + 60)) \
+    wrk -t1 -c"$3" -d"${duration}s" --latency "http://$addr/" 2>&1) || true
   stop_server "$point $1"
   rps=$(awk '/^Requests\/sec:/ {print $2}' <<<"$out")
   p99=$(awk '$1 == "99%" {print $2}' <<<"$out")
@@ -150,8 +151,10 @@ measure_resp() {
   local base="resp/p$2/c$3/P$4" n out
   n=$((duration * ($4 > 1 ? 600000 : 60000)))
   start_server "$1" resp "$2"
-  out=$(redis-benchmark -h "${addr%:*}" -p "${addr##*:}" -c "$3" -n "$n" \
-    -P "$4" -t ping,set,get --csv 2>/dev/null) || true
+  # redis-benchmark has been seen to spin forever at -c 1000: a time limit.
+  out=$(timeout -k 5 $((duration * 30 + 60)) redis-benchmark \
+    -h "${addr%:*}" -p "${addr##*:}" -c "$3" -n "$n" -P "$4" \
+    -t ping,set,get --csv 2>/dev/null) || true
   stop_server "$base $1"
   # "test","rps","avg_latency_ms","min","p50","p95","p99","max"
   local got
