@@ -87,6 +87,7 @@ start_server() {
   gort/resp) cmd=("$gort_resp" --addr=127.0.0.1:0) ;;
   go/*) cmd=("$go_bin" -serve="$2" -addr=127.0.0.1:0) ;;
   esac
+  : >"$work/server.out" # before the server: the sed below reads it at once
   GOMAXPROCS=$3 "${cmd[@]}" >"$work/server.out" 2>&1 &
   server_pid=$!
   addr=""

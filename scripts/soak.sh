@@ -44,6 +44,7 @@ fail() {
   failed=1
 }
 
+: >"$work/server.out" # before the server: the sed below reads it at once
 GOMAXPROCS=${GOMAXPROCS:-2} "$server" --addr=127.0.0.1:0 \
   --read-timeout-ms=2000 >"$work/server.out" 2>&1 &
 spid=$!
