@@ -249,6 +249,10 @@ void PrintUsage(FILE* out) {
       "                     machine, the date and this command, into PATH\n"
       "                     (default %s) between its gort-compare markers\n"
       "  --note=TEXT        a sentence for the markdown (e.g. the load)\n"
+      "  --samples=FILE     judge samples measured elsewhere instead of\n"
+      "                     running: lines \"point impl round rps p99-ms\"\n"
+      "                     (impl gort or go; scripts/load-test.sh); with\n"
+      "                     --markdown, between the gort-load-test markers\n"
       "  --smoke            every benchmark once per implementation and\n"
       "                     GOMAXPROCS with N=%d (Park, SpawnBurst's burst,\n"
       "                     Skynet's leaves: %d; Park1M skipped), no table;\n"
@@ -309,6 +313,8 @@ void ParseOwnFlag(gort::bench::FlagReader& flags, Config& config) {
   } else if (name == "markdown") {
     // --markdown alone takes no value (so it can precede other flags).
     config.markdown = flags.HasValue() ? flags.Value() : kDefaultMarkdown;
+  } else if (name == "samples") {
+    config.samples = flags.Value();
   } else if (name == "note") {
     config.note = flags.Value();
   } else if (name == "max-count") {
@@ -746,5 +752,6 @@ class Parent {
 int main(int argc, char** argv) {
   const gort_compare::Config config = gort_compare::ParseFlags(argc, argv);
   if (config.child) return gort_compare::RunChild(config);
+  if (!config.samples.empty()) return gort_compare::RunSamples(config);
   return gort_compare::Parent(config).Run();
 }

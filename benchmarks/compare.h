@@ -94,6 +94,7 @@ struct Config : gort::bench::CommonFlags {
   std::string note;      // A sentence for the markdown's header.
   std::string command;   // The full command, for the record.
   bool ping = false;     // gort in each --usleep mode, no Go: the main job.
+  std::string samples;   // --samples: judge these instead of running.
   // Child.
   bool child = false;
   int child_procs = 1;
@@ -228,6 +229,14 @@ enum class Verdict { kMet, kMissed, kInconclusive, kFailed };
 // A verdict as the tables print it ("met", "MISSED", ...).
 const char* VerdictText(Verdict v);
 
+// A ceiling's verdict: met when the whole 95% confidence interval of s is at
+// or below target, missed when all of it is above, else inconclusive.
+Verdict Judge(const gort::bench::MedianSummary& s, double target);
+
+// A floor's verdict: met when the whole interval is at or above target,
+// missed when all of it is below.
+Verdict JudgeAtLeast(const gort::bench::MedianSummary& s, double target);
+
 // One target of a row and how it fared.
 struct Check {
   std::string what;    // "time vs Go+1ns slack", "peak RSS vs Go", ...
@@ -302,6 +311,21 @@ std::string CommitText(const std::string& dir);
 
 // Writes block between path's gort-compare markers (appends if missing).
 bool WriteMarkdown(const std::string& path, const std::string& block);
+
+// Writes block between the lines begin and end of path (appends if missing).
+bool WriteMarkdownBetween(const std::string& path, const std::string& begin,
+                          const std::string& end, const std::string& block);
+
+// ---------------------------------------------------------------------------
+// Samples measured elsewhere (compare_samples.cc).
+
+// --samples=FILE: reads "point impl round requests/s p99-ms" lines (the
+// load generators' results, scripts/load-test.sh), prints per point the
+// medians and the paired gort/Go ratios with their 95% confidence intervals
+// and verdicts (requests/s at least 1.0x Go's, p99 at most 1.0x), and with
+// --markdown writes them between the gort-load-test markers; the exit
+// status.
+int RunSamples(const Config& config);
 
 }  // namespace gort_compare
 

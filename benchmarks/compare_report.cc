@@ -407,6 +407,13 @@ constexpr const char* kMarkdownEnd = "<!-- gort-compare:end -->";
 // Replaces the text between the markers in path (or appends the block when
 // the markers are missing) with block.
 bool WriteMarkdown(const std::string& path, const std::string& block) {
+  return WriteMarkdownBetween(path, kMarkdownBegin, kMarkdownEnd, block);
+}
+
+bool WriteMarkdownBetween(const std::string& path, const std::string& begin,
+                          const std::string& end, const std::string& block) {
+  const char* kMarkdownBegin = begin.c_str();
+  const char* kMarkdownEnd = end.c_str();
   std::string text;
   if (std::FILE* f = std::fopen(path.c_str(), "re")) {
     char buf[4096];

@@ -53,8 +53,6 @@ const char* VerdictText(Verdict v) {
   return "?";
 }
 
-namespace {
-
 // "met" when the whole 95% confidence interval is at or below the target,
 // "missed" when it is all above, else inconclusive (an infinite interval,
 // below 6 values, is inconclusive).
@@ -66,7 +64,15 @@ Verdict Judge(const gort::bench::MedianSummary& s, double target) {
   return Verdict::kInconclusive;
 }
 
-}  // namespace
+// Judge for a target that is a floor: met when the whole interval is at or
+// above it, missed when all of it is below.
+Verdict JudgeAtLeast(const gort::bench::MedianSummary& s, double target) {
+  if (s.n == 0) return Verdict::kFailed;
+  if (!s.Finite()) return Verdict::kInconclusive;
+  if (s.lo >= target) return Verdict::kMet;
+  if (s.hi < target) return Verdict::kMissed;
+  return Verdict::kInconclusive;
+}
 
 std::string FormatDouble(const char* format, double v) {
   char buf[64];

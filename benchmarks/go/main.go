@@ -23,6 +23,7 @@
 //
 //	gortbench-go -bench=ChanToChanPing [-benchtime=1s|100x] [-procs=1]
 //	gortbench-go -list
+//	gortbench-go -serve=http|resp [-addr=host:port] ...   (serve.go)
 //	gortbench-go -version
 package main
 
@@ -169,6 +170,9 @@ func main() {
 	if *version {
 		fmt.Println(runtime.Version())
 		return
+	}
+	if *serve != "" {
+		os.Exit(serveMain(*serve))
 	}
 	if *list {
 		for _, b := range benchmarks {
