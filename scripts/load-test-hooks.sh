@@ -10,7 +10,7 @@
 # a markdown table (medians over the rounds) and, by default, writes both
 # into docs/hooks.md between their markers.
 # scripts/load-test.sh (the example servers) is the other half of the load
-# tests; this part is separate to be joined to it.
+# tests, and runs this one after its own points.
 #
 #   scripts/load-test-hooks.sh                 # 3 rounds, about 2 minutes
 #   scripts/load-test-hooks.sh --rounds=5 --clients=1000 --ops=100

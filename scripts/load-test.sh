@@ -14,6 +14,11 @@
 #   scripts/load-test.sh                 # 6 rounds, about 20 minutes on 2 CPUs
 #   scripts/load-test.sh --rounds=10 --duration=5 --note='...'
 #   scripts/load-test.sh --quick         # one point each, 1 s: a smoke run
+#   scripts/load-test.sh --no-hooks      # without the hiredis half below
+#
+# Then the other half, scripts/load-test-hooks.sh: Debian's hiredis against
+# redis-server on goroutines with and without gort::hooks and on 64 plain
+# threads (docs/hooks.md; --quick and --no-markdown carry over).
 #
 # The load generator runs on the same machine as the server, so at
 # GOMAXPROCS 2 on 2 CPUs they compete for the CPUs; say so next to numbers.
@@ -28,6 +33,8 @@ markdown=docs/performance.md
 note=""
 procs_list="1 2"
 conns_list="10 1000"
+hooks_args=()
+with_hooks=1
 for arg in "$@"; do
   case $arg in
   --quick)
@@ -36,10 +43,15 @@ for arg in "$@"; do
     markdown=""
     procs_list=1
     conns_list=10
+    hooks_args+=(--quick)
     ;;
   --rounds=*) rounds=${arg#*=} ;;
   --duration=*) duration=${arg#*=} ;;
-  --no-markdown) markdown="" ;;
+  --no-markdown)
+    markdown=""
+    hooks_args+=(--no-markdown)
+    ;;
+  --no-hooks) with_hooks=0 ;;
   --note=*) note=${arg#*=} ;;
   --procs=*) procs_list=${arg#*=} ;;
   --conns=*) conns_list=${arg#*=} ;;
@@ -204,4 +216,8 @@ $failures measurements failed.${note:+ $note}"
 fi
 GORT_COMPARE_COMMAND="scripts/load-test.sh${1+ $(shell_join "$@")}" \
   "${report[@]}"
+if [ "$with_hooks" = 1 ]; then
+  scripts/load-test-hooks.sh ${hooks_args[@]+"${hooks_args[@]}"} ||
+    failures=$((failures + 1))
+fi
 [ "$failures" -eq 0 ]
