@@ -20,15 +20,8 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 scripts/deps.sh
 
-build_dir=${GORT_BUILD_DIR:-build/release}
-if [ "$build_dir" = build/release ]; then
-  cmake --preset release >/dev/null
-else
-  cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DGORT_BUILD_TESTS=OFF >/dev/null
-fi
 # gort-compare depends on gortbench_go, the `go build` of benchmarks/go.
-cmake --build "$build_dir" --target gort-compare
+release_build gort-compare
 # Recorded by --markdown as the command that produced the results.
 GORT_COMPARE_COMMAND="scripts/compare.sh${1+ $(shell_join "$@")}"
 export GORT_COMPARE_COMMAND

@@ -9,6 +9,9 @@
 #   installed / missing_of     Debian package checks (dpkg-query)
 #   can_install VAR            root, and $VAR (a *_NO_INSTALL switch) unset
 #   apt_install [OPT] PKG...   apt-get install, never removing a package
+#   release_build TARGET...    configures $GORT_BUILD_DIR (default
+#                              build/release) in Release and builds TARGETs;
+#                              sets build_dir
 #   cmake_configure LOG ARG... cmake ARG..., its output in LOG
 #   cmake_build LOG ARG...     cmake --build ARG..., its output in LOG
 #   ctest_logged OUT ARG...    ctest ARG..., its output in OUT
@@ -173,4 +176,21 @@ print_summary() {
   done
   echo "$kind: $npass passed, $nfail failed"
   [ $nfail -eq 0 ]
+}
+
+# ---- the Release build of the benchmark and load-test scripts ----------------
+
+# release_build TARGET...: the Release tree the measuring scripts share,
+# build/release (the release preset) or $GORT_BUILD_DIR (configured with the
+# project's defaults and no tests); builds TARGETs there and sets
+# build_dir.
+release_build() {
+  build_dir=${GORT_BUILD_DIR:-build/release}
+  if [ "$build_dir" = build/release ]; then
+    cmake --preset release >/dev/null
+  else
+    cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+      -DGORT_BUILD_TESTS=OFF >/dev/null
+  fi
+  cmake --build "$build_dir" --target "$@"
 }

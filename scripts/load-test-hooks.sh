@@ -46,15 +46,7 @@ for arg in "$@"; do
 done
 
 scripts/deps.sh redis-server libhiredis-dev
-build_dir=${GORT_BUILD_DIR:-build/release}
-if [ "$build_dir" = build/release ]; then
-  cmake --preset release >/dev/null
-else
-  cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DGORT_BUILD_TESTS=OFF >/dev/null
-fi
-cmake --build "$build_dir" --target gort-hooks-redis gort-hooks-redis-nohooks \
-  gort-hooks-cost
+release_build gort-hooks-redis gort-hooks-redis-nohooks gort-hooks-cost
 with=$build_dir/tools/gort-hooks-redis
 without=$build_dir/tools/gort-hooks-redis-nohooks
 common=(--clients="$clients" --ops="$ops")

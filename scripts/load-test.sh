@@ -64,16 +64,8 @@ for arg in "$@"; do
 done
 
 scripts/deps.sh wrk redis-tools
-build_dir=${GORT_BUILD_DIR:-build/release}
-if [ "$build_dir" = build/release ]; then
-  cmake --preset release >/dev/null
-else
-  cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DGORT_BUILD_TESTS=OFF >/dev/null
-fi
 # gort-compare depends on gortbench_go, the Go twins' binary.
-cmake --build "$build_dir" --target gort-example-http gort-example-resp \
-  gort-compare >/dev/null
+release_build gort-example-http gort-example-resp gort-compare
 gort_http=$build_dir/examples/gort-example-http
 gort_resp=$build_dir/examples/gort-example-resp
 go_bin=$build_dir/benchmarks/gortbench-go
