@@ -127,9 +127,10 @@ std::string FormatLoadMarkdown(const Config& config, const std::string& table,
     md += "- command: `" + std::string(script) + "`\n";
   }
   if (!config.note.empty()) md += "- note: " + config.note + "\n";
-  md += "\n" + std::to_string(met) + " met, " + std::to_string(missed) +
-        " missed, " + std::to_string(other) +
-        " inconclusive or failed.\n\n```\n" + table + "```\n";
+  md += '\n';
+  md += std::to_string(met) + " met, " + std::to_string(missed) + " missed, " +
+        std::to_string(other) + " inconclusive or failed.\n\n```\n" + table +
+        "```\n";
   return md;
 }
 

@@ -523,7 +523,9 @@ TEST_F(NetpollTest, LowResSleepWaitsForThePoller) {
           gort::Sleep(100us);
           auto d = Clock::now() - t0;
           if (d >= 1ms) whole++;
-          took += " " + std::to_string(d.count() / 1000) + "us";
+          took += ' ';
+          took += std::to_string(d.count() / 1000);
+          took += "us";
         }
         EXPECT_GE(whole, 15) << "sleeps took" << took;
         ev.Close();

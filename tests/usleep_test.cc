@@ -102,7 +102,10 @@ std::map<long, long> AwaitSlacks(const std::set<long>& before, long want) {
 std::string Describe(const std::map<long, long>& slacks) {
   std::string s;
   for (const auto& [tid, slack] : slacks) {
-    s += " " + std::to_string(tid) + ":" + std::to_string(slack);
+    s += ' ';
+    s += std::to_string(tid);
+    s += ':';
+    s += std::to_string(slack);
   }
   return s;
 }

@@ -132,7 +132,7 @@ void goroutines(const Flags& f, const std::string& sock) {
           c = redisConnectUnix(sock.c_str());
         }
         if (c == nullptr || c->err) return;
-        ok += pairs(c, "g" + std::to_string(i), f.ops);
+        ok += pairs(c, std::string(1, 'g').append(std::to_string(i)), f.ops);
         redisFree(c);
       });
     }
@@ -163,7 +163,7 @@ void threads(const Flags& f, const std::string& sock) {
     ts.emplace_back([&, t, n] {
       redisContext* c = redisConnectUnix(sock.c_str());
       if (c == nullptr || c->err) return;
-      ok += pairs(c, "t" + std::to_string(t), n);
+      ok += pairs(c, std::string(1, 't').append(std::to_string(t)), n);
       redisFree(c);
     });
   }

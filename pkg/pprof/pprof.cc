@@ -62,8 +62,12 @@ std::string printCountProfile(const std::string& name,
   std::string out =
       name + " profile: total " + std::to_string(stacks.size()) + "\n";
   for (const auto& [stk, n] : order) {
-    out += std::to_string(n) + " @";
-    for (std::uintptr_t pc : stk) out += " " + hex(pc);
+    out += std::to_string(n);
+    out += " @";
+    for (std::uintptr_t pc : stk) {
+      out += ' ';
+      out += hex(pc);
+    }
     out += "\n";
     for (std::uintptr_t pc : stk) {
       os::Symbol syms[kMaxInlined];
@@ -102,9 +106,14 @@ std::string printBlockProfile(const std::vector<runtime::blockRecord>& recs,
                           "sampling period=" +
                               std::to_string(mutexRate) + "\n";
   for (const runtime::blockRecord& r : recs) {
-    out += std::to_string(r.cycles) + " " +
-           std::to_string(static_cast<std::int64_t>(r.count)) + " @";
-    for (std::uintptr_t pc : r.stk) out += " " + hex(pc);
+    out += std::to_string(r.cycles);
+    out += ' ';
+    out += std::to_string(static_cast<std::int64_t>(r.count));
+    out += " @";
+    for (std::uintptr_t pc : r.stk) {
+      out += ' ';
+      out += hex(pc);
+    }
     out += "\n";
     for (std::uintptr_t pc : r.stk) {
       os::Symbol syms[kMaxInlined];

@@ -320,7 +320,9 @@ std::string sockaddrLocalString(const SockAddr& sa) {
                         ? sa.len - offsetof(sockaddr_un, sun_path)
                         : 0;
   if (max > 0 && un->sun_path[0] == '\0') {  // abstract: "@name"
-    return "@" + std::string(un->sun_path + 1, max - 1);
+    std::string s = "@";  // not "@" + std::string: GCC 12 -Wrestrict
+    s.append(un->sun_path + 1, max - 1);
+    return s;
   }
   return std::string(un->sun_path, strnlen(un->sun_path, max));
 }
