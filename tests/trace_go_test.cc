@@ -58,6 +58,14 @@ std::map<int, int> CountTypes(const gt::Trace& t) {
   return n;
 }
 
+// Stacks are walked on linux/amd64 only (docs/targets.md): elsewhere the
+// events are all there but carry no frames, and only they are checked.
+#if defined(__linux__) && defined(__x86_64__)
+constexpr bool kStacks = true;
+#else
+constexpr bool kStacks = false;
+#endif
+
 // Names reports whether stack id's frames name a function containing fn.
 bool Names(const gt::Trace& t, std::uint64_t id, const std::string& fn) {
   auto it = t.stacks.find(id);
@@ -80,7 +88,8 @@ TEST(GoTraceTest, KnownProgramEvents) {
   for (const gt::Event& e : t.events) {
     if (e.type == gt::kGoCreate && e.g == 1) {
       EXPECT_TRUE(created.insert(e.args[0]).second);
-      EXPECT_TRUE(Names(t, e.stk, "KnownProgram")) << "G" << e.args[0];
+      EXPECT_TRUE(!kStacks || Names(t, e.stk, "KnownProgram"))
+          << "G" << e.args[0];
       EXPECT_NE(e.args[1], 0u);  // the new goroutine's stack
     }
     if (e.type == gt::kGoEnd) ended.insert(e.g);
@@ -100,7 +109,7 @@ TEST(GoTraceTest, KnownProgramEvents) {
   int byGoroutine = 0;
   for (const gt::Event& e : t.events) {
     if (e.type == gt::kGoUnblock && e.g != 0 && e.p == 0 &&
-        (Names(t, e.stk, "::Send") || Names(t, e.stk, "::Recv"))) {
+        (!kStacks || Names(t, e.stk, "::Send") || Names(t, e.stk, "::Recv"))) {
       byGoroutine++;
     }
   }
@@ -112,12 +121,12 @@ TEST(GoTraceTest, KnownProgramEvents) {
   EXPECT_GE(n[gt::kGomaxprocs], 1);
   for (const gt::Event& e : t.events) {
     if (e.type == gt::kGoSysCall) {
-      EXPECT_TRUE(Names(t, e.stk, "KnownProgram"));
+      EXPECT_TRUE(!kStacks || Names(t, e.stk, "KnownProgram"));
       EXPECT_FALSE(Names(t, e.stk, "traceWalk"));  // the tracer's own frames
     }
     if (e.type == gt::kGoBlockRecv && e.g == 1) {
-      EXPECT_TRUE(Names(t, e.stk, "KnownProgram"));
-      EXPECT_TRUE(Names(t, e.stk, "chanrecv"));
+      EXPECT_TRUE(!kStacks || Names(t, e.stk, "KnownProgram"));
+      EXPECT_TRUE(!kStacks || Names(t, e.stk, "chanrecv"));
     }
   }
 }
@@ -137,7 +146,7 @@ TEST(GoTraceTest, EveryBlockingKind) {
   for (const gt::Event& e : t.events) {
     if (gt::HasStack(e.type) && e.type != gt::kGomaxprocs &&
         e.type != gt::kGoUnblock && e.g != 0) {
-      EXPECT_TRUE(Names(t, e.stk, "BlockingKinds"))
+      EXPECT_TRUE(!kStacks || Names(t, e.stk, "BlockingKinds"))
           << "event type " << e.type << " of G" << e.g;
     }
   }
