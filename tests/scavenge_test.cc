@@ -34,7 +34,15 @@ class ScavengeTest : public testing::Test {
   gort_test::TestWatchdog watchdog_;
 };
 
-using ScavengeDeathTest = ScavengeTest;
+// Death tests re-execute the binary ("threadsafe"): the fixture's watchdog
+// is a thread, and a fork with threads is refused by ThreadSanitizer.
+class ScavengeDeathTest : public ScavengeTest {
+ protected:
+  void SetUp() override {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    ScavengeTest::SetUp();
+  }
+};
 
 // The resident set size in KiB; 0 where it cannot be read or means little
 // (not Linux; sanitizers, which keep shadow memory of their own).
