@@ -27,17 +27,6 @@ using Sock = SOCKET;
 using Sock = int;
 #endif
 
-// pickAddr: the address lookupHost returns, IPv4 first, as Go's dialer
-// prefers for "tcp"; nullptr if res has neither family.
-const addrinfo* pickAddr(const addrinfo* res) {
-  const addrinfo* pick = nullptr;
-  for (const addrinfo* a = res; a != nullptr; a = a->ai_next) {
-    if (a->ai_family == AF_INET) return a;
-    if (pick == nullptr && a->ai_family == AF_INET6) pick = a;
-  }
-  return pick;
-}
-
 // copyIP: a's address into ip (16 bytes, IPv4 in the first 4) and *v4.
 void copyIP(const addrinfo* a, unsigned char* ip, bool* v4) {
   std::memset(ip, 0, 16);
@@ -109,25 +98,6 @@ int lookupPort(const std::string& service) {
   return port;
 }
 
-int lookupHost(const std::string& host, bool want4, bool want6,
-               unsigned char* ip, bool* v4) {
-  netStartup();
-  addrinfo hints{};
-  hints.ai_family = want4 && !want6   ? AF_INET
-                    : want6 && !want4 ? AF_INET6
-                                      : AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* res = nullptr;
-  if (getaddrinfo(host.c_str(), nullptr, &hints, &res) != 0 || res == nullptr) {
-    return kErrNoSuchHost;
-  }
-  const addrinfo* pick = pickAddr(res);
-  std::memset(ip, 0, 16);
-  if (pick != nullptr) copyIP(pick, ip, v4);
-  freeaddrinfo(res);
-  return pick != nullptr ? 0 : kErrNoSuchHost;
-}
-
 int lookupHostAll(const std::string& host, bool want4, bool want6, IPAddr* out,
                   int max, int* n) {
   netStartup();
@@ -141,7 +111,7 @@ int lookupHostAll(const std::string& host, bool want4, bool want6, IPAddr* out,
   if (getaddrinfo(host.c_str(), nullptr, &hints, &res) != 0 || res == nullptr) {
     return kErrNoSuchHost;
   }
-  for (int family : {AF_INET, AF_INET6}) {  // IPv4 first, as pickAddr
+  for (int family : {AF_INET, AF_INET6}) {  // IPv4 first, as Go's dialer
     for (const addrinfo* a = res; a != nullptr && *n < max; a = a->ai_next) {
       if (a->ai_family != family) continue;
       IPAddr ip;

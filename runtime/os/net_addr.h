@@ -1,7 +1,7 @@
 // runtime/os/net_addr.h: the OS hooks of net_addr.cc, the socket-address
 // code POSIX sockets and Winsock share (both are BSD sockets). Each OS's
 // net_<os>.cc defines them; net_addr.cc defines the rest of the address part
-// of os/net_os.h (parseIP, lookupHost, sockaddrInet, sockaddrString,
+// of os/net_os.h (parseIP, lookupHostAll, sockaddrInet, sockaddrString,
 // sockName, sockPeer) once.
 #ifndef GORT_RUNTIME_OS_NET_ADDR_H_
 #define GORT_RUNTIME_OS_NET_ADDR_H_

@@ -110,17 +110,15 @@ int sockPeer(std::intptr_t fd, SockAddr* sa);
 // interface index if zone is not nullptr (else a zone is refused).
 bool parseIP(const std::string& s, unsigned char* ip, bool* v4,
              std::uint32_t* zone = nullptr);
-// lookupHost: resolves a name (getaddrinfo; blocks the thread: call it in a
-// BlockingSyscall); want4 / want6 restrict the family.
-int lookupHost(const std::string& host, bool want4, bool want6,
-               unsigned char* ip, bool* v4);
 // IPAddr: one resolved address (16 bytes; IPv4 in the first 4).
 struct IPAddr {
   unsigned char ip[16] = {};
   bool v4 = true;
 };
-// lookupHostAll: lookupHost's every address, up to max into out (IPv4 ones
-// first, each family in the resolver's order), *n of them.
+// lookupHostAll: resolves a name (getaddrinfo; blocks the thread: call it in
+// a BlockingSyscall); want4 / want6 restrict the family. Every address, up to
+// max into out (IPv4 ones first, each family in the resolver's order), *n of
+// them.
 int lookupHostAll(const std::string& host, bool want4, bool want6, IPAddr* out,
                   int max, int* n);
 // sockaddrInet / sockaddrUnix: build an address; false if it cannot be.

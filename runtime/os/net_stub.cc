@@ -39,9 +39,6 @@ int sockShutdownWrite(std::intptr_t) { return kErrNotSupported; }
 int sockName(std::intptr_t, SockAddr*) { return kErrNotSupported; }
 int sockPeer(std::intptr_t, SockAddr*) { return kErrNotSupported; }
 bool parseIP(const std::string&, unsigned char*, bool*) { return false; }
-int lookupHost(const std::string&, bool, bool, unsigned char*, bool*) {
-  return kErrNotSupported;
-}
 int lookupHostAll(const std::string&, bool, bool, IPAddr*, int, int* n) {
   *n = 0;
   return kErrNotSupported;
