@@ -140,6 +140,14 @@ for i in "${selected[@]}"; do
     grep -E "FAILED|Failure|watchdog" "$log" | head -20 >&2
     exit 1
   fi
+  # A test that skips here (no IPv6, no timer slack, ...) passes with or
+  # without its mutant: it would prove nothing, so say so now, by name.
+  if grep -q '^\[  SKIPPED \]' "$log" || ! grep -q '^\[  PASSED  \] [1-9]' "$log"; then
+    say "mutant ${names[$i]}: ${bins[$i]} --gtest_filter='${filters[$i]}'" \
+      "skipped or ran no test on this machine (see $log):"
+    grep -E "SKIPPED|Skipped|PASSED" "$log" | head -5 >&2
+    exit 1
+  fi
 done
 echo "baseline passed in $(elapsed "$t0")"
 
@@ -214,6 +222,11 @@ for i in "${selected[@]}"; do
     "${took[$name]:--}" "${caughtby[$name]:-}"
 done
 if [ $failed -ne 0 ]; then
+  # Last, so a log cut to its tail still names them.
+  for i in "${selected[@]}"; do
+    name=${names[$i]}
+    [ "${verdict[$name]:-ERROR}" = caught ] || echo "mutants: ${verdict[$name]:-ERROR}: $name: ${caughtby[$name]:-}"
+  done
   echo "mutants: NOT every mutant was caught"
   exit 1
 fi

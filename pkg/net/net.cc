@@ -19,6 +19,7 @@
 #include "gort/runtime.h"
 #include "gort/sync.h"
 #include "internal/poll/poll_fd.h"
+#include "net/hook.h"
 #include "os/net_os.h"
 #include "os/netpoll_os.h"
 #include "os/os.h"
@@ -26,6 +27,9 @@
 namespace gort::net {
 
 namespace internal {
+
+std::vector<std::string> (*testHookLookupHost)(const std::string& host) =
+    nullptr;
 
 struct connImpl {
   poll::internal::fdImpl* fd = nullptr;
@@ -184,6 +188,13 @@ std::vector<os::IPAddr> hostIPs(const std::string& op, const std::string& net,
                                 bool listening, std::uint32_t* zone) {
   std::vector<os::IPAddr> ips;
   os::IPAddr ip;
+  if (internal::testHookLookupHost != nullptr && !host.empty() &&
+      !os::parseIP(host, ip.ip, &ip.v4, zone)) {
+    for (const std::string& s : internal::testHookLookupHost(host)) {
+      if (os::parseIP(s, ip.ip, &ip.v4, zone)) ips.push_back(ip);
+    }
+    return ips;
+  }
   if (host.empty() || host == "localhost") {
     // Empty: every address to listen on (0.0.0.0 or ::), the local system
     // to dial.
