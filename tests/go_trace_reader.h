@@ -50,66 +50,56 @@ enum Ev : int {
   kString = 37,
 };
 
-// Arguments after the timestamp, stack included (EventDescriptions).
-inline int ArgCount(int ev) {
+// What the reader needs of an event kind: Go's EventDescriptions (the
+// argument count, stack included, and whether the last is a stack id), and
+// what the event says of the goroutines on its P.
+struct EvInfo {
+  int args = -1;        // arguments after the timestamp; -1: unknown kind
+  bool stack = false;   // the last argument is a stack id
+  bool stops = false;   // the P's running goroutine stops running
+  bool namesG = false;  // about the goroutine in args[0], not the running one
+};
+
+inline EvInfo Info(int ev) {
   switch (ev) {
     case kGomaxprocs:
-      return 2;
+      return {2, true};
     case kProcStart:
-      return 1;
-    case kGoCreate:
-      return 3;
-    case kGoStart:
-      return 2;
-    case kGoUnblock:
-      return 3;
-    case kGoSysExit:
-      return 3;
-    case kGoWaiting:
-    case kGoInSyscall:
-      return 1;
-    case kGoStop:
-    case kGoSched:
-    case kGoPreempt:
-    case kGoSleep:
-    case kGoBlock:
-    case kGoBlockSend:
-    case kGoBlockRecv:
-    case kGoBlockSelect:
-    case kGoBlockSync:
-    case kGoBlockCond:
-    case kGoBlockNet:
-    case kGoSysCall:
-      return 1;
+      return {1};
     case kProcStop:
+      return {0};
+    case kGoCreate:
+    case kGoUnblock:
+      return {3, true};
+    case kGoStart:
+      return {2};
     case kGoEnd:
     case kGoSysBlock:
-      return 0;
-  }
-  return -1;
-}
-
-inline bool HasStack(int ev) {
-  switch (ev) {
-    case kGomaxprocs:
-    case kGoCreate:
+      return {0, false, true};
     case kGoStop:
     case kGoSched:
     case kGoPreempt:
     case kGoSleep:
     case kGoBlock:
-    case kGoUnblock:
     case kGoBlockSend:
     case kGoBlockRecv:
     case kGoBlockSelect:
     case kGoBlockSync:
     case kGoBlockCond:
     case kGoBlockNet:
+      return {1, true, true};
     case kGoSysCall:
-      return true;
+      return {1, true};
+    case kGoSysExit:
+      return {3, false, false, true};
+    case kGoWaiting:
+    case kGoInSyscall:
+      return {1, false, false, true};
   }
-  return false;
+  return {};
 }
+
+inline bool HasStack(int ev) { return Info(ev).stack; }
 
 struct Frame {
   std::uint64_t pc = 0;
@@ -199,7 +189,8 @@ class Reader {
         rawStk.push_back({args[0], args});
         continue;
       }
-      int want = ArgCount(type);
+      EvInfo info = Info(type);
+      int want = info.args;
       if (want < 0) return Fail(err, "unknown event " + std::to_string(type));
       if (static_cast<int>(args.size()) != want + 1) {
         return Fail(err, "event " + std::to_string(type) +
@@ -212,34 +203,13 @@ class Reader {
       e.ts = last + static_cast<std::int64_t>(args[0]);
       last = e.ts;
       e.args.assign(args.begin() + 1, args.end());
-      if (HasStack(type)) {
+      if (info.stack) {
         e.stk = e.args.back();
         e.args.pop_back();
       }
       if (type == kGoStart) lastG[p] = e.args[0];
-      e.g = lastG[p];
-      switch (type) {
-        case kGoEnd:
-        case kGoStop:
-        case kGoSched:
-        case kGoPreempt:
-        case kGoSleep:
-        case kGoBlock:
-        case kGoBlockSend:
-        case kGoBlockRecv:
-        case kGoBlockSelect:
-        case kGoBlockSync:
-        case kGoBlockCond:
-        case kGoBlockNet:
-        case kGoSysBlock:
-          lastG[p] = 0;
-          break;
-        case kGoSysExit:
-        case kGoWaiting:
-        case kGoInSyscall:
-          e.g = e.args[0];
-          break;
-      }
+      e.g = info.namesG ? e.args[0] : lastG[p];
+      if (info.stops) lastG[p] = 0;
       t->events.push_back(e);
     }
     if (t->frequency == 0) return Fail(err, "no EvFrequency");

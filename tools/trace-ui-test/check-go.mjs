@@ -7,10 +7,7 @@
 //
 // Usage: node check-go.mjs http://127.0.0.1:PORT SCREENSHOT.png NAME
 // (NAME: a function the goroutine slices must name)
-import { chromium } from 'playwright-core';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { check, finish, withPage } from './browser.mjs';
 
 const [base, shot, name] = process.argv.slice(2);
 if (!base || !shot || !name) {
@@ -18,34 +15,11 @@ if (!base || !shot || !name) {
   process.exit(2);
 }
 
-const failures = [];
-function check(ok, what) {
-  console.log(`${ok ? 'ok  ' : 'FAIL'} ${what}`);
-  if (!ok) failures.push(what);
-}
-
-const profile = mkdtempSync(join(tmpdir(), 'gort-trace-ui-go-'));
-const context = await chromium.launchPersistentContext(profile, {
-  executablePath: '/usr/bin/chromium',
-  headless: true,
+await withPage({
+  prefix: 'gort-trace-ui-go-',
   viewport: { width: 1400, height: 800 },
-  args: [
-    '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic',
-    '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync',
-  ],
-});
-try {
-  const page = context.pages()[0] ?? await context.newPage();
-  const outside = [];
-  await page.route('**/*', (route) => {
-    const url = route.request().url();
-    if (url.startsWith(base)) return route.continue();
-    outside.push(url);
-    return route.abort();
-  });
-  const errors = [];
-  page.on('pageerror', (e) => errors.push(String(e)));
+  allowed: (url) => url.startsWith(base),
+}, async (page, { refused: outside, errors }) => {
   await page.goto(`${base}/trace`);
   // The page fetches /jsontrace, imports it into a model and hands it to
   // its tr-ui-timeline-view, #trace-viewer (cmd/trace's templTrace).
@@ -101,11 +75,5 @@ try {
   check(ev('unblock') > 0, `unblock events: ${ev('unblock')}`);
   check(errors.length === 0, `no page errors ${errors.join('; ')}`);
   check(outside.length === 0, `no request beyond the server ${outside}`);
-} finally {
-  await context.close();
-  rmSync(profile, { recursive: true, force: true });
-}
-if (failures.length > 0) {
-  console.error(`${failures.length} check(s) failed`);
-  process.exit(1);
-}
+});
+finish('go tool trace UI test');

@@ -7,11 +7,10 @@
 // unblock events, a tooltip on hover, zoom, and no network request.
 //
 // Usage: node check.mjs TRACE.html SCREENSHOT.png
-import { chromium } from 'playwright-core';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+
+import { check, finish, withPage } from './browser.mjs';
 
 const [html, shot] = process.argv.slice(2);
 if (!html || !shot) {
@@ -19,34 +18,11 @@ if (!html || !shot) {
   process.exit(2);
 }
 
-const failures = [];
-function check(ok, what) {
-  console.log(`${ok ? 'ok  ' : 'FAIL'} ${what}`);
-  if (!ok) failures.push(what);
-}
-
-const profile = mkdtempSync(join(tmpdir(), 'gort-trace-ui-'));
-const context = await chromium.launchPersistentContext(profile, {
-  executablePath: '/usr/bin/chromium',
-  headless: true,
+await withPage({
+  prefix: 'gort-trace-ui-',
   viewport: { width: 1400, height: 700 },
-  args: [
-    '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic',
-    '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync',
-  ],
-});
-try {
-  const page = context.pages()[0] ?? await context.newPage();
-  const network = [];
-  await page.route('**/*', (route) => {
-    const url = route.request().url();
-    if (url.startsWith('file:')) return route.continue();
-    network.push(url);
-    return route.abort();
-  });
-  const errors = [];
-  page.on('pageerror', (e) => errors.push(String(e)));
+  allowed: (url) => url.startsWith('file:'),
+}, async (page, { refused: network, errors }) => {
   await page.goto(pathToFileURL(resolve(html)).href);
   await page.screenshot({ path: shot, fullPage: true });
   console.log(`screenshot: ${shot}`);
@@ -118,12 +94,5 @@ try {
 
   check(network.length === 0, `no network requests ${JSON.stringify(network)}`);
   check(errors.length === 0, `no script errors ${JSON.stringify(errors)}`);
-} finally {
-  await context.close();
-  rmSync(profile, { recursive: true, force: true });
-}
-if (failures.length > 0) {
-  console.error(`trace UI test: ${failures.length} check(s) failed`);
-  process.exit(1);
-}
-console.log('trace UI test: PASS');
+});
+finish('trace UI test');
