@@ -54,23 +54,12 @@ constexpr std::array<int, 10> kPrimes = {2, 3, 7, 11, 13, 17, 19, 23, 27, 31};
 // Buffer sizes along BufferedPipelineKeepsOrder's stages.
 constexpr std::array<int, 4> kPipelineCaps = {16, 0, 1, 5};
 
-using Watchdog = gort_test::TestWatchdog;
-
-class ChanTest : public testing::Test {
- private:
-  Watchdog watchdog_;
-};
+class ChanTest : public gort_test::WatchedTest {};
 
 class ChanDeathTest : public ChanTest {};
 
 // Parameterized by GOMAXPROCS.
-class ChanProcsTest : public testing::TestWithParam<int> {
- protected:
-  gort::Options Opts() const { return gort::Options{.maxprocs = GetParam()}; }
-
- private:
-  Watchdog watchdog_;
-};
+class ChanProcsTest : public gort_test::ProcsTest {};
 
 INSTANTIATE_TEST_SUITE_P(Procs, ChanProcsTest, testing::Values(1, 2, 4),
                          gort_test::ProcsName);

@@ -47,18 +47,9 @@ using gort::net::Conn;
 using gort::net::Error;
 using gort::net::Listener;
 
-class NetTest : public testing::Test {
- private:
-  gort_test::TestWatchdog watchdog_;
-};
+class NetTest : public gort_test::WatchedTest {};
 
-class NetProcsTest : public testing::TestWithParam<int> {
- protected:
-  gort::Options Opts() const { return gort::Options{.maxprocs = GetParam()}; }
-
- private:
-  gort_test::TestWatchdog watchdog_;
-};
+class NetProcsTest : public gort_test::ProcsTest {};
 
 INSTANTIATE_TEST_SUITE_P(Procs, NetProcsTest, testing::Values(1, 2, 4),
                          gort_test::ProcsName);

@@ -44,23 +44,12 @@ namespace {
 
 using namespace std::chrono_literals;
 
-using Watchdog = gort_test::TestWatchdog;
-
-class SelectTest : public testing::Test {
- private:
-  Watchdog watchdog_;
-};
+class SelectTest : public gort_test::WatchedTest {};
 
 class SelectDeathTest : public SelectTest {};
 
 // Parameterized by GOMAXPROCS.
-class SelectProcsTest : public testing::TestWithParam<int> {
- protected:
-  gort::Options Opts() const { return gort::Options{.maxprocs = GetParam()}; }
-
- private:
-  Watchdog watchdog_;
-};
+class SelectProcsTest : public gort_test::ProcsTest {};
 
 INSTANTIATE_TEST_SUITE_P(Procs, SelectProcsTest, testing::Values(1, 2, 4),
                          gort_test::ProcsName);

@@ -33,21 +33,10 @@ namespace {
 using namespace std::chrono_literals;
 using std::chrono::nanoseconds;
 
-using Watchdog = gort_test::TestWatchdog;
-
-class TimeTest : public testing::Test {
- private:
-  Watchdog watchdog_;
-};
+class TimeTest : public gort_test::WatchedTest {};
 
 // Parameterized by GOMAXPROCS.
-class TimeProcsTest : public testing::TestWithParam<int> {
- protected:
-  gort::Options Opts() const { return gort::Options{.maxprocs = GetParam()}; }
-
- private:
-  Watchdog watchdog_;
-};
+class TimeProcsTest : public gort_test::ProcsTest {};
 
 INSTANTIATE_TEST_SUITE_P(Procs, TimeProcsTest, testing::Values(1, 2, 4),
                          gort_test::ProcsName);

@@ -29,18 +29,9 @@ using gort::net::Conn;
 using gort::net::Error;
 using gort::net::PacketConn;
 
-class UDPTest : public testing::Test {
- private:
-  gort_test::TestWatchdog watchdog_;
-};
+class UDPTest : public gort_test::WatchedTest {};
 
-class UDPProcsTest : public testing::TestWithParam<int> {
- protected:
-  gort::Options Opts() const { return gort::Options{.maxprocs = GetParam()}; }
-
- private:
-  gort_test::TestWatchdog watchdog_;
-};
+class UDPProcsTest : public gort_test::ProcsTest {};
 
 INSTANTIATE_TEST_SUITE_P(Procs, UDPProcsTest, testing::Values(1, 2, 4),
                          gort_test::ProcsName);

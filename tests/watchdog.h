@@ -109,6 +109,22 @@ class TestWatchdog : public Watchdog {
       : Watchdog(CurrentTestName(), limit) {}
 };
 
+// A test fixture under a TestWatchdog.
+class WatchedTest : public ::testing::Test {
+ private:
+  TestWatchdog watchdog_;
+};
+
+// A test fixture parameterized by GOMAXPROCS, under a TestWatchdog; Opts()
+// gives gort::Run that maxprocs.
+class ProcsTest : public ::testing::TestWithParam<int> {
+ protected:
+  gort::Options Opts() const { return gort::Options{.maxprocs = GetParam()}; }
+
+ private:
+  TestWatchdog watchdog_;
+};
+
 // gort::Run under a watchdog: a Run that hangs fails the test after
 // kRunLimit instead of blocking until CTest kills it.
 template <class F>
