@@ -7,7 +7,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -333,20 +332,11 @@ func (s *httpServer) serveConn(c net.Conn) {
 
 func (s *httpServer) acceptLoop(ln net.Listener) {
 	defer s.wg.Done()
-	for {
-		c, err := ln.Accept()
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return
-			}
-			fmt.Fprintf(os.Stderr, "http: accept: %v\n", err)
-			time.Sleep(5 * time.Millisecond)
-			continue
-		}
+	acceptLoop("http", ln, func(c net.Conn) {
 		s.accepted.Add(1)
 		s.wg.Add(1)
 		go s.serveConn(c)
-	}
+	})
 }
 
 // shutdown closes ln, idle connections now, the rest after the grace period.

@@ -6,13 +6,11 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"os"
 	"strconv"
 	"sync"
-	"time"
 )
 
 const (
@@ -32,8 +30,9 @@ type respCommand struct {
 	err    string
 }
 
-// parseLength reads the CRLF-terminated count after buf[*pos] ('*' or '$').
-func parseLength(buf []byte, pos *int, cmd *respCommand) (int64, parseResult) {
+// parseLength reads the CRLF-terminated count after buf[*pos] ('*' or '$'),
+// which must lie in [0, max]; what names it in the error otherwise.
+func parseLength(buf []byte, pos *int, cmd *respCommand, max int64, what string) (int64, parseResult) {
 	eol := bytes.Index(buf[*pos:], crlf2[:2])
 	if eol < 0 {
 		if len(buf)-*pos > 32 {
@@ -47,6 +46,10 @@ func parseLength(buf []byte, pos *int, cmd *respCommand) (int64, parseResult) {
 		cmd.err = "Protocol error: invalid count"
 		return 0, badRequest
 	}
+	if n < 0 || n > max {
+		cmd.err = "Protocol error: invalid " + what + " length"
+		return 0, badRequest
+	}
 	*pos += eol + 2
 	return n, parsedOK
 }
@@ -54,13 +57,9 @@ func parseLength(buf []byte, pos *int, cmd *respCommand) (int64, parseResult) {
 // parseArray parses "*N\r\n" and N bulk strings.
 func parseArray(buf []byte, cmd *respCommand) parseResult {
 	pos := 0
-	n, p := parseLength(buf, &pos, cmd)
+	n, p := parseLength(buf, &pos, cmd, maxArgs, "multibulk")
 	if p != parsedOK {
 		return p
-	}
-	if n < 0 || n > maxArgs {
-		cmd.err = "Protocol error: invalid multibulk length"
-		return badRequest
 	}
 	cmd.args = cmd.args[:0]
 	for i := int64(0); i < n; i++ {
@@ -71,13 +70,9 @@ func parseArray(buf []byte, cmd *respCommand) parseResult {
 			cmd.err = "Protocol error: expected '$'"
 			return badRequest
 		}
-		l, p := parseLength(buf, &pos, cmd)
+		l, p := parseLength(buf, &pos, cmd, maxBulk, "bulk")
 		if p != parsedOK {
 			return p
-		}
-		if l < 0 || l > maxBulk {
-			cmd.err = "Protocol error: invalid bulk length"
-			return badRequest
 		}
 		if int64(len(buf)-pos) < l+2 {
 			return needMore
@@ -244,20 +239,7 @@ func serveRESP(ctx context.Context, addr string) int {
 		return 1
 	}
 	st := &respStore{m: map[string]string{}}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				if errors.Is(err, net.ErrClosed) {
-					return
-				}
-				fmt.Fprintf(os.Stderr, "resp: accept: %v\n", err)
-				time.Sleep(5 * time.Millisecond)
-				continue
-			}
-			go st.serveConn(c)
-		}
-	}()
+	go acceptLoop("resp", ln, func(c net.Conn) { go st.serveConn(c) })
 	fmt.Printf("resp: listening on %s\n", ln.Addr())
 	<-ctx.Done()
 	ln.Close()

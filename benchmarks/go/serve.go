@@ -8,8 +8,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -48,4 +50,22 @@ func orDefault(s, d string) string {
 		return d
 	}
 	return s
+}
+
+// acceptLoop hands each connection ln accepts to serve on a goroutine of its
+// own until ln is closed; other Accept errors are reported and retried
+// after a pause (net/http's Server.Serve backs off the same way).
+func acceptLoop(name string, ln net.Listener, serve func(net.Conn)) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			fmt.Fprintf(os.Stderr, "%s: accept: %v\n", name, err)
+			time.Sleep(5 * time.Millisecond)
+			continue
+		}
+		serve(c)
+	}
 }
