@@ -67,21 +67,26 @@ int TouchStack(int depth) {
   return TouchStack(depth - 1) + pad[0];
 }
 
-// Starts n goroutines that each touch their stack and block until `gate`
-// closes; returns once all have started. done counts them out.
+// Starts a goroutine that touches its stack, counts itself out of started,
+// blocks until `gate` closes, touches its stack again and counts itself out
+// of done.
+void GoGated(gort::Chan<int> gate, gort::WaitGroup* started,
+             gort::WaitGroup* done) {
+  gort::Go([gate, started, done] {
+    TouchStack(3);
+    started->Done();
+    (void)gate.RecvOk();
+    TouchStack(3);
+    done->Done();
+  });
+}
+
+// Starts n GoGated goroutines; returns once all have started.
 void Spike(int n, gort::Chan<int> gate, gort::WaitGroup* done) {
   gort::WaitGroup started;
   started.Add(n);
   done->Add(n);
-  for (int i = 0; i < n; i++) {
-    gort::Go([gate, &started, done] {
-      TouchStack(3);
-      started.Done();
-      (void)gate.RecvOk();
-      TouchStack(3);
-      done->Done();
-    });
-  }
+  for (int i = 0; i < n; i++) GoGated(gate, &started, done);
   started.Wait();
 }
 
@@ -150,13 +155,7 @@ TEST_F(ScavengeTest, LiveNeighboursKeepTheirCanaries) {
         for (int i = 0; i < kN; i++) {
           auto gate = i % 2 == 0 ? gateEven : gateOdd;
           gort::WaitGroup* done = i % 2 == 0 ? &even : &odd;
-          gort::Go([gate, &started, done] {
-            TouchStack(3);
-            started.Done();
-            (void)gate.RecvOk();
-            TouchStack(3);
-            done->Done();
-          });
+          GoGated(gate, &started, done);
         }
         started.Wait();
         gateEven.Close();
