@@ -35,13 +35,7 @@ int CountOf(const std::string& s, const std::string& what) {
   return n;
 }
 
-// Profiles name functions only where stacks are walked: linux/amd64
-// (docs/targets.md); elsewhere the stack-naming tests are skipped.
-#if defined(__linux__) && defined(__x86_64__)
-constexpr bool kStacks = true;
-#else
-constexpr bool kStacks = false;
-#endif
+using gort_test::kStacks;
 
 // WithParked runs body while kParked goroutines wait in ParkedInProfileTest.
 template <class F>

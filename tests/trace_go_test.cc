@@ -58,13 +58,7 @@ std::map<int, int> CountTypes(const gt::Trace& t) {
   return n;
 }
 
-// Stacks are walked on linux/amd64 only (docs/targets.md): elsewhere the
-// events are all there but carry no frames, and only they are checked.
-#if defined(__linux__) && defined(__x86_64__)
-constexpr bool kStacks = true;
-#else
-constexpr bool kStacks = false;
-#endif
+using gort_test::kStacks;
 
 // Names reports whether stack id's frames name a function containing fn.
 bool Names(const gt::Trace& t, std::uint64_t id, const std::string& fn) {
