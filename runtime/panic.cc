@@ -4,7 +4,9 @@
 #include "panic.h"
 
 #include <cstring>
+#include <string>
 
+#include "lock.h"
 #include "os/os.h"
 #include "proc.h"
 #include "race.h"
@@ -63,6 +65,26 @@ void initFaultHandler() {
 #endif
 }
 
+namespace {
+// panicLock orders startpanic against printWarning (a leaf lock).
+mutex panicLock;
+// panicking mirrors Go's panicking (panic.go): set once a fatal error or an
+// unrecovered panic has begun its report.
+bool panicking ABSL_GUARDED_BY(panicLock) = false;
+}  // namespace
+
+void startpanic() {
+  lock(&panicLock);
+  panicking = true;
+  unlock(&panicLock);
+}
+
+void printWarning(const std::string& msg) {
+  lock(&panicLock);
+  if (!panicking) os::writeErr(msg.data(), msg.size());
+  unlock(&panicLock);
+}
+
 void dieFatal(throwType t) {
   tracebackFatal(t);
   exitFatal();
@@ -75,6 +97,7 @@ void exitFatal() {
 }
 
 void printFatal(const char* msg) {
+  startpanic();
   printErr("fatal error: ");
   printErr(msg);
   printErr("\n");
@@ -91,6 +114,7 @@ void fatal(const char* msg) {
 }
 
 void throwErrno(const char* msg, int err) {
+  startpanic();
   printErr("runtime: ");
   printErr(msg);
   printErr(": errno ");
@@ -100,6 +124,7 @@ void throwErrno(const char* msg, int err) {
 }
 
 void fatalpanic(const char* msg, std::int64_t goid) {
+  startpanic();
   printErr("panic: ");
   printErr(msg);
   printErr("\n\ngoroutine ");

@@ -4,6 +4,7 @@
 #define GORT_RUNTIME_PANIC_H_
 
 #include <cstdint>
+#include <string>
 
 namespace gort::runtime {
 
@@ -21,6 +22,14 @@ enum class throwType {
   runtime,  // a runtime bug: every goroutine, runtime frames included
 };
 
+// startpanic mirrors Go's startpanic_m (panic.go:1190): from now on the
+// process is reporting its death, and printWarning stays silent so that no
+// warning lands inside the report (Go's printlock keeps prints whole; the
+// only print that races a report in gort is sysmon's block warning).
+void startpanic();
+// printWarning writes msg to standard error unless a report has begun;
+// startpanic waits for a warning being written to end.
+void printWarning(const std::string& msg);
 // printFatal writes Go's "fatal error: msg" line to standard error.
 void printFatal(const char* msg);
 // throw_ prints "fatal error: msg", every goroutine with runtime frames, and

@@ -89,7 +89,7 @@ void checkblocked(P* pp, std::int64_t now) {
                     " ms without reaching a scheduling point, its thread "
                     "asleep in the OS (a blocking call outside "
                     "gort::Syscall? an OS lock such as std::mutex?)\n";
-  os::writeErr(msg.data(), msg.size());
+  printWarning(msg);
 }
 
 // retake mirrors Go's retake (proc.go:5291).

@@ -375,6 +375,7 @@ void onQuit() {
 void dumpAndQuit() ABSL_NO_THREAD_SAFETY_ANALYSIS {
   bool crash = false;
   int level = gotraceback(&crash);
+  startpanic();
   printErr("SIGQUIT: quit\n");
   if (level > 0 && running.load()) {
     // Another dump (gort::Stack) may hold the lock: wait a while, then go on
