@@ -290,9 +290,9 @@ int traceWalk(traceStk how, G* gp, std::uintptr_t* pcs) {
   char* hi = static_cast<char*>(gp->stack.base) + gp->stack.size;
   int n = 0;
   if (how == traceStk::self) {
-    n = os::tracebackSelf(lo, hi, pcs, kMaxStack);
+    n = os::tracebackSelfCached(lo, hi, pcs, kMaxStack);
   } else if (gp->ctx != nullptr) {
-    n = os::tracebackParked(gp->ctx, lo, hi, pcs, kMaxStack);
+    n = os::tracebackParkedCached(gp->ctx, lo, hi, pcs, kMaxStack);
   }
   return n < 0 ? 0 : n;
 }

@@ -5,6 +5,7 @@
 // whole trace replays through Go's state machine. scripts/trace-test.sh
 // opens such traces with `go tool trace` itself.
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -162,6 +163,87 @@ TEST(GoTraceTest, EveryBlockingKind) {
   }
   EXPECT_GE(netWakes, 1);
   EXPECT_GE(sleepWakes, 1);
+}
+
+volatile int lastCaller = 0;  // keeps the A and B twins from being folded
+
+// Two callers with the same frame, so that the goroutine blocks at the same
+// stack depth under either: the tracer's walk cache (runtime/os,
+// tracebackSelfCached) must tell their stacks apart by the return addresses
+// still on the stack, not answer the second with the first's.
+__attribute__((noinline)) void RecvUnderA(gort::Chan<int> c) {
+  (void)c.Recv();
+  lastCaller = 1;  // and not a tail call: this frame stays
+}
+__attribute__((noinline)) void RecvUnderB(gort::Chan<int> c) {
+  (void)c.Recv();
+  lastCaller = 2;  // and not a tail call: this frame stays
+}
+__attribute__((noinline)) void SleepUnderA() {
+  gort::Sleep(std::chrono::microseconds(1));
+  lastCaller = 3;  // and not a tail call: this frame stays
+}
+__attribute__((noinline)) void SleepUnderB() {
+  gort::Sleep(std::chrono::microseconds(1));
+  lastCaller = 4;  // and not a tail call: this frame stays
+}
+
+constexpr int kAlternations = 20;
+
+// At GOMAXPROCS 1 main yields before each send, so the worker is always
+// parked in its Recv when the value comes: one GoBlockRecv per round, under
+// A and B in turn; main sleeps under A and B in turn.
+void AlternatingCallers() {
+  auto c = gort::MakeChan<int>();
+  auto done = gort::MakeChan<int>();
+  gort::Go([c, done] {
+    for (int i = 0; i < kAlternations; i++) {
+      if (i % 2 == 0) {
+        RecvUnderA(c);
+      } else {
+        RecvUnderB(c);
+      }
+    }
+    done.Send(1);
+  });
+  for (int i = 0; i < kAlternations; i++) {
+    gort::Gosched();
+    c.Send(i);
+    if (i % 2 == 0) {
+      SleepUnderA();
+    } else {
+      SleepUnderB();
+    }
+  }
+  done.Recv();
+}
+
+// The letters (A or B) naming each event of type ev, in time order.
+std::string CallerSequence(const gt::Trace& t, int ev, const std::string& a,
+                           const std::string& b) {
+  std::vector<const gt::Event*> evs;
+  for (const gt::Event& e : t.events) {
+    if (e.type == ev) evs.push_back(&e);
+  }
+  std::stable_sort(evs.begin(), evs.end(),
+                   [](auto* x, auto* y) { return x->ts < y->ts; });
+  std::string seq;
+  for (const gt::Event* e : evs) {
+    bool inA = Names(t, e->stk, a), inB = Names(t, e->stk, b);
+    if (inA || inB) seq += inA && inB ? '?' : inA ? 'A' : 'B';
+  }
+  return seq;
+}
+
+TEST(GoTraceTest, StacksOfAlternatingCallersStayApart) {
+  if (!kStacks) GTEST_SKIP() << "no goroutine stacks on this target";
+  gt::Trace t = Traced("callers", AlternatingCallers);
+  std::string want;
+  for (int i = 0; i < kAlternations; i++) want += i % 2 == 0 ? 'A' : 'B';
+  EXPECT_EQ(CallerSequence(t, gt::kGoBlockRecv, "RecvUnderA", "RecvUnderB"),
+            want);
+  EXPECT_EQ(CallerSequence(t, gt::kGoSleep, "SleepUnderA", "SleepUnderB"),
+            want);
 }
 
 // GORT_TRACE writes Go's format by default, the whole Run: main (G1) is

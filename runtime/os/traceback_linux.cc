@@ -27,6 +27,8 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <memory>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
@@ -63,12 +65,18 @@ struct Walk {
   std::uintptr_t hi = 0;
   int skip = 0;         // frames to drop first
   bool parked = false;  // drop frames up to gort_unwind_parked's
+  // Where each recorded return address was read (walkCache); nullptr: not
+  // recorded.
+  std::uintptr_t* slots = nullptr;
+  bool exact = true;  // every pc is a return address read from its slot
 };
 
 _Unwind_Reason_Code walkFrame(_Unwind_Context* ctx, void* arg) {
   Walk* w = static_cast<Walk*>(arg);
   int beforeInsn = 0;
   std::uintptr_t ip = _Unwind_GetIPInfo(ctx, &beforeInsn);
+  // libgcc's CFA of a frame is its callee's: the stack pointer before the
+  // call that left ip as its return address.
   std::uintptr_t cfa = _Unwind_GetCFA(ctx);
 #if defined(GORT_HAVE_UNWIND_PARKED)
   if (w->parked) {
@@ -91,12 +99,77 @@ _Unwind_Reason_Code walkFrame(_Unwind_Context* ctx, void* arg) {
   if (w->hi != 0 && (cfa <= w->lo || cfa >= (w->hi & ~std::uintptr_t{15}))) {
     return _URC_END_OF_STACK;
   }
+  if (w->slots != nullptr) {
+    // The call pushed ip just below that stack pointer; a signal frame's
+    // ip was never pushed.
+    w->slots[w->n] = cfa - sizeof(std::uintptr_t);
+    if (beforeInsn != 0) w->exact = false;
+  }
   w->pcs[w->n++] = ip;
   return w->n == w->max ? _URC_END_OF_STACK : _URC_NO_REASON;
 }
 
 #if defined(GORT_HAVE_UNWIND_PARKED)
 void walkFromTrampoline(void* arg) { _Unwind_Backtrace(walkFrame, arg); }
+#endif
+
+#if defined(GORT_HAVE_UNWIND_PARKED)
+// walkCache: the last walks of this thread, direct-mapped by the slot of
+// their first return address (see tracebackParkedCached).
+struct walkCache {
+  static constexpr int kEntries = 16;
+  static constexpr int kMax = 32;
+  struct entry {
+    std::uintptr_t key = 0;  // slots[0]; 0: empty
+    int max = 0;             // the walk's limit
+    int n = 0;
+    std::uintptr_t pcs[kMax];
+    std::uintptr_t slots[kMax];
+  };
+  entry entries[kEntries];
+  std::int64_t hits = 0;
+
+  entry& at(std::uintptr_t key) {
+    return entries[(key / sizeof(std::uintptr_t)) % kEntries];
+  }
+};
+
+thread_local std::unique_ptr<walkCache> tlsWalkCache;
+
+walkCache* threadWalkCache() {
+  if (!tlsWalkCache) tlsWalkCache = std::make_unique<walkCache>();
+  return tlsWalkCache.get();
+}
+
+// cacheLookup: e's walk if it started at key with limit max and every one of
+// its slots, all inside [lo, hi), still holds the return address read there.
+int cacheLookup(walkCache* c, std::uintptr_t key, std::uintptr_t lo,
+                std::uintptr_t hi, std::uintptr_t* pcs, int max) {
+  walkCache::entry& e = c->at(key);
+  if (e.key != key || e.max != max) return -1;
+  for (int i = 0; i < e.n; i++) {
+    std::uintptr_t a = e.slots[i];
+    if (a < lo || a + sizeof(std::uintptr_t) > hi ||
+        *reinterpret_cast<const std::uintptr_t*>(a) != e.pcs[i]) {
+      return -1;
+    }
+  }
+  std::memcpy(pcs, e.pcs, sizeof(std::uintptr_t) * e.n);
+  c->hits++;
+  return e.n;
+}
+
+// cacheStore: remembers w's walk, which started at key, if it can be checked
+// later (every pc read from its slot).
+void cacheStore(walkCache* c, std::uintptr_t key, const Walk& w) {
+  if (w.n <= 0 || !w.exact || w.slots[0] != key) return;
+  walkCache::entry& e = c->at(key);
+  e.key = key;
+  e.max = w.max;
+  e.n = w.n;
+  std::memcpy(e.pcs, w.pcs, sizeof(std::uintptr_t) * w.n);
+  std::memcpy(e.slots, w.slots, sizeof(std::uintptr_t) * w.n);
+}
 #endif
 
 }  // namespace
@@ -134,6 +207,84 @@ int tracebackSelf(const void* lo, const void* hi, std::uintptr_t* pcs,
   w.skip = 1;  // this function
   _Unwind_Backtrace(walkFrame, &w);
   return w.n;
+}
+
+// The walk cache. A trace walks the same few stacks again and again (a
+// goroutine parks at the same call, under the same callers, at the same
+// depth), and a DWARF walk costs microseconds. A walk records the address
+// each return address was read from (its slot: where the call pushed it). A later walk that starts at the
+// same slot, all of whose recorded slots still hold the same return
+// addresses, is the same walk: each frame's CFA follows from its pc and the
+// frame below (a frame sized by alloca aside, whose different size would
+// have to leave every slot above it unchanged), so it is answered with one
+// load and compare per frame. Only walks bounded by a goroutine stack
+// [lo, hi) are cached, so every load is inside it.
+
+int tracebackParkedCached(void* ctx, const void* lo, const void* hi,
+                          std::uintptr_t* pcs, int max) {
+#if defined(GORT_HAVE_UNWIND_PARKED)
+  std::uintptr_t l = reinterpret_cast<std::uintptr_t>(lo);
+  std::uintptr_t h = reinterpret_cast<std::uintptr_t>(hi);
+  std::uintptr_t c = reinterpret_cast<std::uintptr_t>(ctx);
+  if (ctx == nullptr || max <= 0 || max > walkCache::kMax || h == 0) {
+    return tracebackParked(ctx, lo, hi, pcs, max);
+  }
+  if (c <= l || c + kParkedCfa > h) return 0;  // not on its stack
+  // The parked frame's return address is saved just below kParkedCfa.
+  std::uintptr_t key = c + kParkedCfa - sizeof(std::uintptr_t);
+  walkCache* cache = threadWalkCache();
+  int n = cacheLookup(cache, key, l, h, pcs, max);
+  if (n >= 0) return n;
+  std::uintptr_t slots[walkCache::kMax];
+  Walk w{pcs, max};
+  w.lo = l;
+  w.hi = h;
+  w.parked = true;
+  w.slots = slots;
+  gort_unwind_parked(ctx, walkFromTrampoline, &w);
+  cacheStore(cache, key, w);
+  return w.n;
+#else
+  return tracebackParked(ctx, lo, hi, pcs, max);
+#endif
+}
+
+int tracebackSelfCached(const void* lo, const void* hi, std::uintptr_t* pcs,
+                        int max) {
+#if defined(GORT_HAVE_UNWIND_PARKED)
+  std::uintptr_t l = reinterpret_cast<std::uintptr_t>(lo);
+  std::uintptr_t h = reinterpret_cast<std::uintptr_t>(hi);
+  if (max <= 0 || max > walkCache::kMax || h == 0) {
+    return tracebackSelf(lo, hi, pcs, max);
+  }
+  // This function's own return address: its frame pointer's slot above the
+  // saved one (GCC keeps a frame pointer where the builtin is used).
+  std::uintptr_t key =
+      reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0)) +
+      sizeof(std::uintptr_t);
+  walkCache* cache = threadWalkCache();
+  int n = cacheLookup(cache, key, l, h, pcs, max);
+  if (n >= 0) return n;
+  std::uintptr_t slots[walkCache::kMax];
+  Walk w{pcs, max};
+  w.lo = l;
+  w.hi = h;
+  w.skip = 1;  // this function
+  w.slots = slots;
+  _Unwind_Backtrace(walkFrame, &w);
+  cacheStore(cache, key, w);
+  return w.n;
+#else
+  return tracebackSelf(lo, hi, pcs, max);
+#endif
+}
+
+std::int64_t tracebackCacheHits() {
+#if defined(GORT_HAVE_UNWIND_PARKED)
+  return tlsWalkCache ? tlsWalkCache->hits : 0;
+#else
+  return 0;
+#endif
 }
 
 namespace {

@@ -21,6 +21,16 @@ int tracebackParked(void* ctx, const void* lo, const void* hi,
 // innermost first; hi (may be nullptr) is the top of the goroutine stack it
 // runs on, where the walk stops. Returns how many, or -1 as above.
 int tracebackSelf(const void* lo, const void* hi, std::uintptr_t* pcs, int max);
+// tracebackParkedCached and tracebackSelfCached: the same walks, answered
+// from this thread's cache of recent walks when every return address the
+// cached walk read is still in place (for the tracer, which walks the same
+// stacks over and over); bounded walks (hi != nullptr) of at most 32 frames.
+int tracebackParkedCached(void* ctx, const void* lo, const void* hi,
+                          std::uintptr_t* pcs, int max);
+int tracebackSelfCached(const void* lo, const void* hi, std::uintptr_t* pcs,
+                        int max);
+// tracebackCacheHits: how many walks this thread answered from its cache.
+std::int64_t tracebackCacheHits();
 
 // One frame at a return address: function (demangled), source file and
 // line, and, for the real (outermost) function only, its module and the

@@ -18,6 +18,18 @@ int tracebackParked(void*, const void*, const void*, std::uintptr_t*, int) {
 
 int tracebackSelf(const void*, const void*, std::uintptr_t*, int) { return -1; }
 
+int tracebackParkedCached(void* ctx, const void* lo, const void* hi,
+                          std::uintptr_t* pcs, int max) {
+  return tracebackParked(ctx, lo, hi, pcs, max);
+}
+
+int tracebackSelfCached(const void* lo, const void* hi, std::uintptr_t* pcs,
+                        int max) {
+  return tracebackSelf(lo, hi, pcs, max);
+}
+
+std::int64_t tracebackCacheHits() { return 0; }
+
 int symbolize(std::uintptr_t, Symbol*, int) { return 0; }
 
 namespace {
