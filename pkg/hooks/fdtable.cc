@@ -254,9 +254,9 @@ int closeFd(hookFd* e) {
   }
   bool onG = onGoroutine();
   pollDesc* pd = e->pd.load(std::memory_order_acquire);
-  if (pd != nullptr && !runtime::pollStale(pd) && onG) {
+  if (pd != nullptr && !runtime::pollStale(pd)) {
     // Go's pd.evict (internal/poll/fd_poll_runtime.go:57): parked calls
-    // return EBADF.
+    // return EBADF; from a plain thread too (the poller readies them).
     runtime::pollUnblock(pd);
     e->unblocked = true;
   }
@@ -264,7 +264,7 @@ int closeFd(hookFd* e) {
     destroy(e);
   } else if (!onG) {
     // A plain thread cannot wait on csema: the last call still in flight
-    // closes the descriptor (a parked one is not woken: docs/hooks.md).
+    // (the parked one, woken above) closes the descriptor.
     return 0;
   }
   runtime::semacquire(&e->csema);  // off a goroutine: already released
