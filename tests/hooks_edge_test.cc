@@ -141,7 +141,8 @@ void onSignal(int) {}
 // ends it with EINTR).
 TEST(HooksEdgeTest, PpollWithASignalMaskIsLibcs) {
   Pair p;
-  struct sigaction sa {}, old{};
+  struct sigaction sa = {};
+  struct sigaction old = {};
   sa.sa_handler = onSignal;
   ASSERT_EQ(sigaction(SIGUSR1, &sa, &old), 0);
   Run1([&] {

@@ -4,6 +4,8 @@
 // and off one (libc's behaviour). Without a hook the goroutine would hold
 // the only P: the test then fails, or hangs until the short watchdog ends
 // it (scripts/mutants.tsv removes each hook in turn).
+#include "hooks_test.h"
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -28,7 +30,6 @@
 #include "gtest/gtest.h"
 #include "netpoll.h"
 #include "proc.h"
-#include "hooks_test.h"
 #include "watchdog.h"
 
 namespace {
