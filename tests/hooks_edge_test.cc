@@ -210,8 +210,8 @@ TEST(HooksEdgeTest, SelectAboveFdSetsizeIsLibcs) {
 
 // Go's Close wakes a Read from anywhere: a plain thread's close of a socket
 // a goroutine is parked on wakes it with EBADF, while the only M waits in
-// the poller (the close breaks that wait), and the woken reader closes the
-// descriptor on its way out.
+// the poller (the close breaks that wait); close returns once the woken
+// reader has left and closed the descriptor, as Go's Close waits.
 TEST(HooksEdgeTest, CloseFromAPlainThreadWakesAParkedReader) {
   Pair p;
   int fds0 = fdCount();
@@ -227,6 +227,8 @@ TEST(HooksEdgeTest, CloseFromAPlainThreadWakesAParkedReader) {
       // Until the M with nothing to run blocks in the poller.
       while (gort::runtime::netpollSleepUntil() < 0) std::this_thread::yield();
       EXPECT_EQ(close(p.a), 0);
+      // close returned after the woken reader left and really closed it.
+      EXPECT_EQ(realFlags(p.a), -1);
     });
     EXPECT_EQ(done.Recv(), EBADF);  // a broken close: parked for good
     closer.join();
