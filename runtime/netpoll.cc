@@ -31,6 +31,12 @@
 //   (netpollAdjustWaiters). Applied earlier, a P-less M could see no waiters
 //   while sysmon still held the readied goroutine in its list, stop instead
 //   of polling, and checkdead would call the program deadlocked.
+// - pollUnblock may be called by a thread with no P (a plain thread closing
+//   a descriptor through gort::hooks; Go has no such thread). It cannot
+//   ready a goroutine onto a P, so it leaves the woken goroutines for the
+//   next netpoll (netpollDefer) and breaks the poller's wait, as readiness
+//   from the OS would; they count as waiters until that netpoll hands them
+//   on, so checkdead and the blocking M still see them.
 #include "netpoll.h"
 
 #include <limits>
@@ -84,6 +90,13 @@ std::atomic<std::int32_t> netpollWaiters{0};
 // sched.pollUntil.
 std::atomic<std::int64_t> lastpoll{0};
 std::atomic<std::int64_t> pollUntil{0};
+
+// Goroutines woken by a thread with no P, for the next netpoll, with the
+// change to netpollWaiters that applies once they are handed on.
+mutex deferLock;
+G* deferred ABSL_GUARDED_BY(deferLock) = nullptr;
+std::int32_t deferredDelta ABSL_GUARDED_BY(deferLock) = 0;
+std::atomic<bool> anyDeferred{false};
 
 std::uint64_t pdKey(pollDesc* pd) {
   return std::uint64_t{pd->fdseq.load(std::memory_order_relaxed)} << 32 |
@@ -316,6 +329,45 @@ G* listpop(G** list) {
   return gp;
 }
 
+// hasP: the calling thread holds a P, so it can ready a goroutine itself.
+bool hasP() {
+  G* g = getg();
+  return g != nullptr && g->m != nullptr && g->m->p != nullptr;
+}
+
+// netpollDefer: gort's own (see the design comment): rg and wg, woken by a
+// thread with no P, wait for the next netpoll, which the poller's break
+// makes happen now if an M is blocked in it (else one polls soon: the
+// goroutines still count as waiters).
+void netpollDefer(G* rg, G* wg, std::int32_t delta) {
+  lock(&deferLock);
+  for (G* gp : {rg, wg}) {
+    if (gp == nullptr) continue;
+    gp->schedlink = deferred;
+    deferred = gp;
+  }
+  deferredDelta += delta;
+  anyDeferred.store(true, std::memory_order_release);
+  unlock(&deferLock);
+  netpollBreak();  // an M blocked in netpoll takes them now
+}
+
+// takeDeferred moves the deferred goroutines onto a netpoll list and their
+// waiter change into *delta.
+void takeDeferred(G** list, std::int32_t* delta) {
+  if (!anyDeferred.load(std::memory_order_acquire)) return;
+  lock(&deferLock);
+  while (G* gp = deferred) {
+    deferred = gp->schedlink;
+    gp->schedlink = *list;
+    *list = gp;
+  }
+  *delta += deferredDelta;
+  deferredDelta = 0;
+  anyDeferred.store(false, std::memory_order_relaxed);
+  unlock(&deferLock);
+}
+
 // startIdle mirrors injectglist's startIdle: an M for each idle P, up to n.
 void startIdle(std::int32_t n) {
   for (; n > 0 && sched.npidle.load() > 0; n--) startm(nullptr, false);
@@ -543,6 +595,10 @@ void pollUnblock(pollDesc* pd) {
   G* rg = netpollunblock(pd, os::kPollRead, false, &delta);
   G* wg = netpollunblock(pd, os::kPollWrite, false, &delta);
   unlock(&pd->lock);
+  if (!hasP()) {  // a plain thread: the poller hands them on
+    if (rg != nullptr || wg != nullptr) netpollDefer(rg, wg, delta);
+    return;
+  }
   if (rg != nullptr) netpollgoready(rg);
   if (wg != nullptr) netpollgoready(wg);
   netpollAdjustWaiters(delta);
@@ -563,6 +619,7 @@ G* netpoll(std::int64_t delay, std::int32_t* delta) {
     setEventErr(pd, ev[i].err);
     *delta += netpollready(&list, pd, ev[i].mode);
   }
+  takeDeferred(&list, delta);
   if (delay != 0 || list != nullptr) traceNetpollWake(list);
   return list;
 }
@@ -730,6 +787,11 @@ void netpollRunEnd() ABSL_NO_THREAD_SAFETY_ANALYSIS {
       unlock(&pd->lock);
     }
   }
+  lock(&deferLock);  // woken too late: the Run's end unwinds them
+  deferred = nullptr;
+  deferredDelta = 0;
+  anyDeferred.store(false, std::memory_order_relaxed);
+  unlock(&deferLock);
   os::netpollfini();
   runGen.fetch_add(1);
   netpollWaiters.store(0);

@@ -83,7 +83,7 @@ std::uint64_t pollKey(pollDesc* pd);
 // is an absolute nanotime, 0 none, < 0 already passed.
 void pollSetDeadline(pollDesc* pd, std::int64_t d, std::int32_t mode);
 // pollUnblock mirrors Go's poll_runtime_pollUnblock (netpoll.go:408): Close's
-// eviction.
+// eviction; also from a thread with no P (the next netpoll readies them).
 void pollUnblock(pollDesc* pd);
 // pollStale: pd belongs to a Run that has ended.
 bool pollStale(pollDesc* pd);

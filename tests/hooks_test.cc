@@ -4,6 +4,8 @@
 // and off one (libc's behaviour). Without a hook the goroutine would hold
 // the only P: the test then fails, or hangs until the short watchdog ends
 // it (scripts/mutants.tsv removes each hook in turn).
+#include "hooks_test.h"
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -33,49 +35,7 @@
 namespace {
 
 using namespace std::chrono_literals;
-
-// A hung hook shows in seconds, not at the suite's 30 s limit.
-constexpr std::chrono::seconds kHookLimit{5};
-
-// Run1: main as a Run at GOMAXPROCS 1 under a short watchdog.
-template <class F>
-void Run1(F&& main, std::chrono::seconds limit = kHookLimit) {
-  gort_test::Watchdog w("gort::Run in " + gort_test::CurrentTestName(), limit);
-  gort::Run(std::forward<F>(main), gort_test::Procs(1));
-}
-
-// Pair: a connected AF_UNIX stream pair, both ends blocking.
-struct Pair {
-  int a = -1, b = -1;
-  explicit Pair(int flags = 0) {
-    int sv[2];
-    if (socketpair(AF_UNIX, SOCK_STREAM | flags, 0, sv) != 0) std::abort();
-    a = sv[0];
-    b = sv[1];
-  }
-  ~Pair() {
-    if (a >= 0) close(a);
-    if (b >= 0) close(b);
-  }
-};
-
-// realFlags: O_NONBLOCK etc. as the kernel has them (a raw syscall, which
-// the hooks do not see).
-long realFlags(int fd) { return syscall(SYS_fcntl, fd, F_GETFL); }
-
-// OthersRun: while blocked() runs on one goroutine, another goroutine gets
-// the only P: blocked() sees ran == true when it returns.
-struct Witness {
-  std::atomic<bool> ran{false};
-  // start: a goroutine that records it ran, then runs then().
-  template <class F>
-  void start(F then) {
-    gort::Go([this, then] {
-      ran = true;
-      then();
-    });
-  }
-};
+using namespace gort_hooks_test;
 
 TEST(HooksTest, OffGoroutineCallsAreLibcs) {
   Pair p;
@@ -539,16 +499,6 @@ TEST(HooksTest, GetaddrinfoRunsAsASyscall) {
               1u);
     EXPECT_NE(out, nullptr);
   });
-}
-
-// fdCount: open descriptors of this process.
-int fdCount() {
-  int n = 0;
-  for ([[maybe_unused]] auto& e :
-       std::filesystem::directory_iterator("/proc/self/fd")) {
-    n++;
-  }
-  return n;
 }
 
 TEST(HooksTest, HundredThousandSocketsLeakNothing) {

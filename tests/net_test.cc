@@ -900,6 +900,40 @@ class StuckListener {
   std::vector<int> fillers_;
 };
 
+// openFds: this process's open descriptors.
+int openFds() {
+  int n = 0;
+  for (int fd = 0; fd < 4096; fd++) n += fcntl(fd, F_GETFD) >= 0 ? 1 : 0;
+  return n;
+}
+
+// Go's dialParallel (net/dial.go:449): "localhost" is 127.0.0.1 then ::1;
+// the primary (127.0.0.1) hangs on a stuck listener, so the fallback ([::1])
+// joins after 300 ms and wins; the primary's dial is cancelled and its
+// socket closed before DialTimeout returns.
+TEST_F(NetTest, DialRacesTheFallbackFamily) {
+  StuckListener stuck;
+  if (stuck.Port() == 0) GTEST_SKIP() << "this kernel completes such connects";
+  std::string port = std::to_string(stuck.Port());
+  gort::Run([&] {
+    Listener ln;
+    try {
+      ln = gort::net::Listen("tcp6", "[::1]:" + port);
+    } catch (const Error& e) {
+      GTEST_SKIP() << "no [::1] on this port: " << e.what();
+    }
+    int fds0 = openFds();
+    auto t0 = Clock::now();
+    // The timeout only bounds a broken race: the primary alone fails at 2 s.
+    Conn c = gort::net::DialTimeout("tcp", "localhost:" + port, 2s);
+    EXPECT_GE(Clock::now() - t0, 300ms);  // the primary's head start
+    EXPECT_EQ(c.RemoteAddr(), "[::1]:" + port);
+    EXPECT_EQ(openFds(), fds0 + 1);  // c only: the loser's socket is closed
+    Conn s = ln.Accept();
+    EXPECT_EQ(s.RemoteAddr(), c.LocalAddr());
+  });
+}
+
 // Cancelling the context of a DialContext whose connect is still in
 // progress ends it with Go's "operation was canceled" (the interrupter
 // moves the connect's deadline into the past), not a timeout.

@@ -78,15 +78,32 @@ void releasePd(hookFd* e) {
 
 // destroy mirrors Go's FD.destroy (internal/poll/fd_unix.go:74): the last
 // reference out of a closed socket releases the pollDesc, closes the
-// descriptor and lets the closer return.
+// descriptor and, if that was not the closer itself, lets the closer return
+// (on csema for a goroutine, on cnote for a plain thread).
 // The slot stops being live before the number is free again, so a thread
 // that gets the number next (from open, say) never finds it tracked.
-void destroy(hookFd* e) {
+void destroy(hookFd* e, bool byCloser) {
   releasePd(e);
   e->live.store(false, std::memory_order_release);
   int r = real().close(e->fd);
   e->closeErr = r < 0 ? errno : 0;
-  runtime::semrelease(&e->csema);
+  if (byCloser) return;
+  if (e->closerIsG) {
+    runtime::semrelease(&e->csema);
+  } else {
+    runtime::notewakeup(&e->cnote);
+  }
+}
+
+// waitDestroy: a plain thread's close waits for the last call to leave
+// the descriptor (on a note: it has no goroutine to park); false if the
+// Run ends first (its parked calls are unwound there and may never leave).
+bool waitDestroy(hookFd* e) {
+  while (!runtime::notetsleep(&e->cnote, 10'000'000)) {
+    pollDesc* pd = e->pd.load(std::memory_order_acquire);
+    if (pd != nullptr && runtime::pollStale(pd)) return false;
+  }
+  return true;
 }
 
 // retire drops a stale entry: its descriptor was closed behind the hooks'
@@ -111,7 +128,7 @@ void retire(hookFd* e) {
 }
 
 void unlockIO(hookFd* e, int mode) {
-  if (e->mu.rwunlock(mode == kRead)) destroy(e);
+  if (e->mu.rwunlock(mode == kRead)) destroy(e, false);
 }
 
 int pollMode(int mode) {
@@ -154,10 +171,29 @@ pollDesc* openPd(hookFd* e) {
     if (pd != nullptr) {
       e->unblocked = false;
       e->pd.store(pd, std::memory_order_release);
+      if (e->closing) {  // closed while this call was on its way to park
+        runtime::pollUnblock(pd);
+        e->unblocked = true;
+      }
     }
   }
   runtime::unlock(&e->initLock);
   return pd;
+}
+
+// evict mirrors Go's pd.evict (internal/poll/fd_poll_runtime.go:57): calls
+// parked on e return EBADF; from a plain thread too (the poller readies
+// them). Under initLock with openPd, so a pollDesc that a call racing with
+// the close opens is evicted too, once, by whichever of them comes second.
+void evict(hookFd* e) {
+  runtime::lock(&e->initLock);
+  e->closing = true;
+  pollDesc* pd = e->pd.load(std::memory_order_acquire);
+  if (pd != nullptr && !runtime::pollStale(pd) && !e->unblocked) {
+    runtime::pollUnblock(pd);
+    e->unblocked = true;
+  }
+  runtime::unlock(&e->initLock);
 }
 
 // reset makes slot e a fresh socket.
@@ -167,6 +203,7 @@ void reset(hookFd* e, int fd, bool userNonblock) {
   e->fd = fd;
   e->kind.store(0, std::memory_order_relaxed);
   e->unblocked = false;  // csema is balanced: every close takes its release
+  e->closing = false;
   e->userNonblock.store(userNonblock, std::memory_order_relaxed);
   e->hiddenNonblock.store(false, std::memory_order_relaxed);
   e->rcvtimeo.store(0, std::memory_order_relaxed);
@@ -253,21 +290,16 @@ int closeFd(hookFd* e) {
     return -1;
   }
   bool onG = onGoroutine();
-  pollDesc* pd = e->pd.load(std::memory_order_acquire);
-  if (pd != nullptr && !runtime::pollStale(pd) && onG) {
-    // Go's pd.evict (internal/poll/fd_poll_runtime.go:57): parked calls
-    // return EBADF.
-    runtime::pollUnblock(pd);
-    e->unblocked = true;
-  }
+  e->closerIsG = onG;
+  runtime::noteclear(&e->cnote);
+  evict(e);  // parked calls leave with EBADF
   if (e->mu.decref()) {
-    destroy(e);
-  } else if (!onG) {
-    // A plain thread cannot wait on csema: the last call still in flight
-    // closes the descriptor (a parked one is not woken: docs/hooks.md).
-    return 0;
+    destroy(e, true);
+  } else if (onG) {
+    runtime::semacquire(&e->csema);
+  } else if (!waitDestroy(e)) {
+    return 0;  // closed if the unwound call ever leaves: docs/hooks.md
   }
-  runtime::semacquire(&e->csema);  // off a goroutine: already released
   if (e->closeErr != 0) {
     errno = e->closeErr;
     return -1;

@@ -33,8 +33,12 @@ struct hookFd {
   // until the hooks see it closed): 0 not known, kRegularFile, kOtherFile.
   std::atomic<std::uint8_t> kind{0};
   bool unblocked = false;   // pollUnblock done (by close)
+  bool closing = false;     // close has begun (under initLock)
   int closeErr = 0;         // errno of the real close, for the closer
-  std::uint32_t csema = 0;  // close waits here for the last reference
+  std::uint32_t csema = 0;  // a goroutine's close waits here for the last
+                            // reference to leave, a plain thread's on cnote
+  runtime::note cnote;
+  bool closerIsG = false;  // which of them the closer waits on
 };
 
 // hookFd::kind values.

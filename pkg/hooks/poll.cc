@@ -124,6 +124,22 @@ int pollOnG(pollfd* fds, nfds_t n, std::int64_t timeoutNs,
   return static_cast<int>(gh::blockingCall(fallback, arg));
 }
 
+// selectSyscall: libc's select as gort::Syscall.
+int selectSyscall(int nfds, fd_set** sets, timeval* tv) {
+  struct args {
+    int nfds;
+    fd_set** sets;
+    timeval* tv;
+  } a{nfds, sets, tv};
+  return static_cast<int>(gh::blockingCall(
+      [](void* p) -> long {
+        auto* x = static_cast<args*>(p);
+        return real().select(x->nfds, x->sets[0], x->sets[1], x->sets[2],
+                             x->tv);
+      },
+      &a));
+}
+
 std::int64_t tsNs(const timespec* ts) {
   return std::int64_t{ts->tv_sec} * 1'000'000'000 + ts->tv_nsec;
 }
@@ -170,15 +186,18 @@ int ppoll(pollfd* fds, nfds_t n, const timespec* ts, const sigset_t* mask) {
   return pollOnG(fds, n, ts == nullptr ? -1 : tsNs(ts), fallback, &a);
 }
 
-// select: as poll, over the descriptors of the three sets (below
-// FD_SETSIZE); the timeout is left holding the time not slept, as Linux's.
+// select: as poll, over the descriptors of the three sets; the timeout is
+// left holding the time not slept, as Linux's. nfds > FD_SETSIZE (the
+// caller's sets are larger than fd_set) runs as gort::Syscall.
 int select(int nfds, fd_set* rs, fd_set* ws, fd_set* xs, timeval* tv) {
   bool now = tv != nullptr && tv->tv_sec == 0 && tv->tv_usec == 0;
-  if (now || nfds < 0 || nfds > FD_SETSIZE || !gh::onGoroutine()) {
+  if (now || nfds < 0 || !gh::onGoroutine()) {
     return real().select(nfds, rs, ws, xs, tv);
   }
-  fd_set in[3];
   fd_set* sets[3] = {rs, ws, xs};
+  // Sets larger than fd_set: libc's select, with the P handed off.
+  if (nfds > FD_SETSIZE) return selectSyscall(nfds, sets, tv);
+  fd_set in[3];
   for (int i = 0; i < 3; i++) {
     if (sets[i] != nullptr) in[i] = *sets[i];
   }
@@ -215,18 +234,7 @@ int select(int nfds, fd_set* rs, fd_set* ws, fd_set* xs, timeval* tv) {
     for (int i = 0; i < 3; i++) {
       if (sets[i] != nullptr) *sets[i] = in[i];
     }
-    struct args {
-      int nfds;
-      fd_set** sets;
-      timeval* tv;
-    } a{nfds, sets, tv};
-    return static_cast<int>(gh::blockingCall(
-        [](void* p) -> long {
-          auto* x = static_cast<args*>(p);
-          return real().select(x->nfds, x->sets[0], x->sets[1], x->sets[2],
-                               x->tv);
-        },
-        &a));
+    return selectSyscall(nfds, sets, tv);
   }
   if (tv != nullptr && r >= 0) {
     std::int64_t left = ns - (gort::os::nanotime() - start);

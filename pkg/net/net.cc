@@ -8,6 +8,7 @@
 // Errors read as Go's: "dial tcp 127.0.0.1:1: connect: connection refused".
 #include "gort/net.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <functional>
 #include <memory>
@@ -17,7 +18,9 @@
 #include <vector>
 
 #include "gort/runtime.h"
+#include "gort/select.h"
 #include "gort/sync.h"
+#include "gort/time.h"
 #include "internal/poll/poll_fd.h"
 #include "net/hook.h"
 #include "os/net_os.h"
@@ -439,14 +442,11 @@ std::int64_t partialDeadline(std::int64_t now, std::int64_t deadline,
   return now + timeout;
 }
 
-// dial mirrors Go's dialSerial (net/dial.go:523): each address in turn, each
-// with its share of the deadline, until one connects; the first address's
-// error if none does. A done ctx stops it between addresses.
-Conn dial(std::string_view network, std::string_view address,
-          std::int64_t deadline, const Context* ctx = nullptr) {
-  pi::checkInRun("net::Dial");
-  std::string net(network);
-  std::vector<target> ts = resolveAll("dial", net, address, false);
+// dialSerial mirrors Go's dialSerial (net/dial.go:523): each address in
+// turn, each with its share of the deadline, until one connects; the first
+// address's error if none does. A done ctx stops it between addresses.
+Conn dialSerial(const std::string& net, const std::vector<target>& ts,
+                std::int64_t deadline, const Context* ctx) {
   std::optional<Error> first;
   for (std::size_t i = 0; i < ts.size(); i++) {
     if (int cerr = ctxErr(ctx)) {
@@ -466,6 +466,96 @@ Conn dial(std::string_view network, std::string_view address,
     }
   }
   throw *first;
+}
+
+// The primary family's head start: Go's Dialer.fallbackDelay
+// (net/dial.go:160) default.
+constexpr std::chrono::milliseconds kFallbackDelay{300};
+
+// racer: one family's dialSerial in dialParallel, and its outcome.
+struct racer {
+  std::pair<Context, CancelFunc> ctx;  // cancelled once the race is decided
+  Conn conn;
+  std::optional<Error> err;
+};
+
+// dialParallel mirrors Go's dialParallel (net/dial.go:449) (Happy Eyeballs,
+// RFC 6555): the primaries are dialed at once, the fallbacks once the
+// primaries fail or kFallbackDelay passes; the first connection wins, the
+// other racer is cancelled. The primaries' error if both fail. Unlike Go,
+// it returns only once the loser is done (its socket closed), so a Dial
+// leaves no goroutine or descriptor behind.
+Conn dialParallel(const std::string& net, const std::vector<target>& primaries,
+                  const std::vector<target>& fallbacks, std::int64_t deadline,
+                  const Context* ctx) {
+  if (fallbacks.empty()) return dialSerial(net, primaries, deadline, ctx);
+  Context parent = ctx != nullptr ? *ctx : Background();
+  racer r[2] = {{WithCancel(parent), {}, {}}, {WithCancel(parent), {}, {}}};
+  Chan<int> done = MakeChan<int>(2);
+  auto start = [&](int i) {
+    Go([&, i] {
+      try {
+        r[i].conn = dialSerial(net, i == 0 ? primaries : fallbacks, deadline,
+                               &r[i].ctx.first);
+      } catch (const Error& e) {
+        r[i].err = e;
+      }
+      done.Send(i);
+    });
+  };
+  start(0);
+  Timer fallbackTimer = NewTimer(kFallbackDelay);
+  int running = 1, winner = -1;
+  bool fallbackStarted = false;
+  auto startFallback = [&] {
+    fallbackStarted = true;
+    running++;
+    start(1);
+  };
+  while (running > 0) {
+    int i = -1;
+    if (fallbackStarted || winner >= 0) {
+      i = done.Recv();
+    } else {
+      Select(OnRecv(done, [&](int v) { i = v; }),
+             OnRecv(fallbackTimer.C(), [&] { startFallback(); }));
+      if (i < 0) continue;
+    }
+    running--;
+    if (!r[i].err && winner < 0) {
+      winner = i;
+      r[1 - i].ctx.second();  // the loser gives up
+    } else if (i == 0 && winner < 0 && !fallbackStarted) {
+      startFallback();  // the primaries failed: no need to wait
+    }
+  }
+  fallbackTimer.Stop();
+  r[0].ctx.second();
+  r[1].ctx.second();
+  if (winner >= 0) return std::move(r[winner].conn);  // a losing Conn closes
+  throw *r[0].err;
+}
+
+// partition mirrors Go's addrList.partition (net/ipsock.go:114): the
+// addresses of the first one's family, then the others.
+void partition(const std::vector<target>& ts, std::vector<target>* primaries,
+               std::vector<target>* fallbacks) {
+  for (const target& t : ts) {
+    (t.family == ts[0].family ? primaries : fallbacks)->push_back(t);
+  }
+}
+
+// dial mirrors Go's Dialer.DialContext (net/dial.go:376): resolve, then
+// race the two IP families for "tcp" (dialParallel), else dialSerial.
+Conn dial(std::string_view network, std::string_view address,
+          std::int64_t deadline, const Context* ctx = nullptr) {
+  pi::checkInRun("net::Dial");
+  std::string net(network);
+  std::vector<target> ts = resolveAll("dial", net, address, false);
+  if (net != "tcp") return dialSerial(net, ts, deadline, ctx);
+  std::vector<target> primaries, fallbacks;
+  partition(ts, &primaries, &fallbacks);
+  return dialParallel(net, primaries, fallbacks, deadline, ctx);
 }
 
 connImpl* needConn(connImpl* c, const char* op) {

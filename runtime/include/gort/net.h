@@ -256,7 +256,9 @@ PacketConn ListenPacket(std::string_view network, std::string_view address);
 // that sends to and receives from that address only). A name resolving to
 // several addresses is tried address by address, the deadline shared out
 // among them, and the first address's error is thrown if none connects
-// (Go's dialSerial (net/dial.go:523)).
+// (Go's dialSerial (net/dial.go:523)); for "tcp" with both IP families, the
+// first address's family is raced against the other, started 300 ms later
+// or when the first fails (Go's dialParallel (net/dial.go:449)).
 Conn Dial(std::string_view network, std::string_view address);
 // Dial that fails with a Timeout() error if not connected within timeout
 // (zero or less: no timeout, as Go's Dialer.Timeout (net/dial.go:40)).
