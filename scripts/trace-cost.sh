@@ -1,44 +1,37 @@
-#!/ usr / bin / env bash
-#scripts / trace - cost.sh : what tracing costs ChanToSyscallPing(issue 30 asks
-#at most 10 % for a traced run).Each round runs the benchmark(GOMAXPROCS
-# 1, high - resolution usleep, one fresh process each) untraced, traced as
-#JSON and traced in Go 's format, in a random order; prints each mode' s
-#median ns / op and the median of the per - round ratios traced / untraced with
-#its distribution - free 95 % confidence interval, and the CPU model.
+#!/usr/bin/env bash
+# scripts/trace-cost.sh: what tracing costs ChanToSyscallPing (issue 30 asks
+# at most 10 % for a traced run). Each round runs the benchmark (GOMAXPROCS
+# 1, high-resolution usleep, one fresh process each) untraced, traced as
+# JSON and traced in Go's format, in a random order; prints each mode's
+# median ns/op and the median of the per-round ratios traced/untraced with
+# its distribution-free 95 % confidence interval, and the CPU model.
 #
-#Usage : scripts / trace - cost.sh[ROUNDS][BENCHTIME](default 10 20000x)
-#Needs build / default / benchmarks / gort - \
-    compare(scripts / test.sh builds it).
-set - euo pipefail
-#shellcheck source = scripts / lib.sh
-          ."$(dirname " $0 ")/lib.sh" rounds = ${1 : -10} benchtime =
-${2 : -20000x} bin =
-    $root / build / default / benchmarks / gort - compare[-x "$bin"] || die
-    "build gort-compare first (scripts/test.sh)" out =
-        $(mktemp - d) trap 'rm -rf "$out"' EXIT
+# Usage: scripts/trace-cost.sh [ROUNDS] [BENCHTIME]   (default 10 20000x)
+# Needs build/default/benchmarks/gort-compare (scripts/test.sh builds it).
+set -euo pipefail
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
+rounds=${1:-10}
+benchtime=${2:-20000x}
+bin=$root/build/default/benchmarks/gort-compare
+[ -x "$bin" ] || die "build gort-compare first (scripts/test.sh)"
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
 
-#ping MODE : one measurement; prints its time / op in ns.
-        ping() {
+# ping MODE: one measurement; prints its time/op.
+ping() {
   local env=()
   case $1 in
-    json) env=(GORT_TRACE="$out/t.json" GORT_TRACE_FORMAT=json) ;
-  ;
-    go) env=(GORT_TRACE="$out/t.out") ;
-    ;
-    esac env
-        "${env[@]}"
-        "$bin" --ping-- bench = '^ChanToSyscallPing$' --benchtime =
-            "$benchtime" --count = 1 --usleep =
-                highres 2 > &1 |
-                awk '$1 == "ChanToSyscallPing" && $2 ~ /s$/ { print $2; exit }'
+    json) env=(GORT_TRACE="$out/t.json" GORT_TRACE_FORMAT=json) ;;
+    go) env=(GORT_TRACE="$out/t.out") ;;
+  esac
+  env "${env[@]}" "$bin" --ping --bench='^ChanToSyscallPing$' \
+    --benchtime="$benchtime" --count=1 --usleep=highres 2>&1 |
+    awk '$1 == "ChanToSyscallPing" && $2 ~ /s$/ { print $2; exit }'
 }
 
-for
-  r in $(seq "$rounds");
-do
-  for
-    mode in $(printf '%s\n' off json go | shuf);
-do
+for r in $(seq "$rounds"); do
+  for mode in $(printf '%s\n' off json go | shuf); do
     echo "$r $mode $(ping "$mode")"
   done
 done >"$out/runs"
@@ -54,7 +47,7 @@ for line in open(sys.argv[1]):
             runs.setdefault(mode, {})[int(r)] = float(t[: -len(u)]) * unit[u]
             break
 def ci(xs):
-#Ranks of a distribution - free 95 % interval for the median.
+    # Ranks of a distribution-free 95 % interval for the median.
     xs = sorted(xs); n = len(xs)
     k = max(0, int(math.floor(n / 2 - 1.96 * math.sqrt(n) / 2)))
     return xs[k], xs[n - 1 - k]
