@@ -68,8 +68,8 @@ void initFaultHandler() {
 namespace {
 // panicLock orders startpanic against printWarning (a leaf lock).
 mutex panicLock;
-// panicking mirrors Go's panicking (panic.go): set once a fatal error or an
-// unrecovered panic has begun its report.
+// panicking mirrors Go's panicking (panic.go:1076): set once a fatal error or
+// an unrecovered panic has begun its report.
 bool panicking ABSL_GUARDED_BY(panicLock) = false;
 }  // namespace
 

@@ -22,10 +22,10 @@ enum class throwType {
   runtime,  // a runtime bug: every goroutine, runtime frames included
 };
 
-// startpanic mirrors Go's startpanic_m (panic.go:1190): from now on the
+// startpanic mirrors Go's startpanic_m (panic.go:1192): from now on the
 // process is reporting its death, and printWarning stays silent so that no
-// warning lands inside the report (Go's printlock keeps prints whole; the
-// only print that races a report in gort is sysmon's block warning).
+// warning lands inside the report (Go's printlock (print.go:66) keeps prints
+// whole; the only print that races a report in gort is sysmon's block warning).
 void startpanic();
 // printWarning writes msg to standard error unless a report has begun;
 // startpanic waits for a warning being written to end.

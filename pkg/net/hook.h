@@ -8,9 +8,9 @@
 
 namespace gort::net::internal {
 
-// testHookLookupHost mirrors Go's testHookLookupIP: when set, it answers
-// every name lookup (numeric hosts aside, "localhost" included) with these
-// numeric addresses, in this order, so a test can give Dial a list of
+// testHookLookupHost mirrors Go's testHookLookupIP (net/hook.go:17): when set,
+// it answers every name lookup (numeric hosts aside, "localhost" included) with
+// these numeric addresses, in this order, so a test can give Dial a list of
 // addresses the machine's resolver and IPv6 support would not.
 extern std::vector<std::string> (*testHookLookupHost)(const std::string& host);
 
