@@ -136,10 +136,11 @@ TEST_P(NetProcsTest, EchoUnix) {
 #endif
 }
 
-// Go's dialSerial (net/dial.go:562): a name with several addresses is tried
-// address by address. The lookup is the test's (Go's testHookLookupIP), so
-// no IPv6 is needed: [::1] is refused (or has no route), 127.0.0.1 connects;
-// with nothing listening, the error is the first address's.
+// Go's dialSerial (net/dial.go:562): a name with several addresses of one
+// family is tried address by address. The lookup is the test's (Go's
+// testHookLookupIP): 127.0.0.2 refuses (the listener is on 127.0.0.1 only),
+// 127.0.0.1 connects; with nothing listening, the error is the first
+// address's (the primary family's, when IPv6 is raced beside it).
 TEST_F(NetTest, DialTriesEachAddress) {
   using gort::net::internal::testHookLookupHost;
   struct Unhook {
@@ -154,7 +155,7 @@ TEST_F(NetTest, DialTriesEachAddress) {
       accepted.Send(1);
     });
     testHookLookupHost = [](const std::string&) {
-      return std::vector<std::string>{"::1", "127.0.0.1"};
+      return std::vector<std::string>{"127.0.0.2", "127.0.0.1"};
     };
     Conn c;
     try {
