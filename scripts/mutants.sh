@@ -132,7 +132,7 @@ run_tests() {
 }
 
 # Unmutated, every mutant's tests must pass, or catching proves nothing.
-declare -A skipped
+declare -A skipped=()
 echo "== mutants: the tests pass on the unmutated runtime =="
 t0=$(now)
 for i in "${selected[@]}"; do
