@@ -53,6 +53,13 @@ enum Ev : int {
 // What the reader needs of an event kind: Go's EventDescriptions (the
 // argument count, stack included, and whether the last is a stack id), and
 // what the event says of the goroutines on its P.
+// Blocks: the goroutine parks (sleep, a wait on a channel, a select, a lock,
+// a condition, the poller); its waker's GoUnblock makes it runnable.
+inline bool Blocks(int ev) {
+  return ev == kGoSleep || ev == kGoBlock ||
+         (ev >= kGoBlockSend && ev <= kGoBlockNet);
+}
+
 struct EvInfo {
   int args = -1;        // arguments after the timestamp; -1: unknown kind
   bool stack = false;   // the last argument is a stack id
@@ -61,6 +68,7 @@ struct EvInfo {
 };
 
 inline EvInfo Info(int ev) {
+  if (Blocks(ev)) return {1, true, true};
   switch (ev) {
     case kGomaxprocs:
       return {2, true};
@@ -79,14 +87,6 @@ inline EvInfo Info(int ev) {
     case kGoStop:
     case kGoSched:
     case kGoPreempt:
-    case kGoSleep:
-    case kGoBlock:
-    case kGoBlockSend:
-    case kGoBlockRecv:
-    case kGoBlockSelect:
-    case kGoBlockSync:
-    case kGoBlockCond:
-    case kGoBlockNet:
       return {1, true, true};
     case kGoSysCall:
       return {1, true};
@@ -283,7 +283,14 @@ inline std::string Replay(const Trace& t) {
       return "";
     };
     std::string bad;
-    switch (e->type) {
+    // A block, or a syscall that lost its P: the goroutine waits.
+    bool waits = Blocks(e->type) || e->type == kGoSysBlock;
+    if (waits) {
+      bad = running(false);
+      g = kWaiting;
+      p.second = 0;
+    }
+    switch (waits ? -1 : e->type) {
       case kProcStart:
         if (p.first) bad = "p running before start";
         p.first = true;
@@ -327,19 +334,6 @@ inline std::string Replay(const Trace& t) {
         break;
       case kGoSysCall:
         bad = running(false);
-        break;
-      case kGoSysBlock:
-      case kGoSleep:
-      case kGoBlock:
-      case kGoBlockSend:
-      case kGoBlockRecv:
-      case kGoBlockSelect:
-      case kGoBlockSync:
-      case kGoBlockCond:
-      case kGoBlockNet:
-        bad = running(false);
-        g = kWaiting;
-        p.second = 0;
         break;
       case kGoSysExit:
         if (g != kWaiting) bad = "not waiting at syscall exit";

@@ -151,8 +151,7 @@ TEST(GoTraceTest, EveryBlockingKind) {
   std::stable_sort(ev.begin(), ev.end(),
                    [](auto* a, auto* b) { return a->ts < b->ts; });
   for (const gt::Event* e : ev) {
-    if (e->type >= gt::kGoSleep && e->type <= gt::kGoBlockNet &&
-        e->type != gt::kGoUnblock) {
+    if (gt::Blocks(e->type)) {
       lastBlock[e->g] = e->type;
     }
     if (e->type == gt::kGoUnblock) {
