@@ -37,6 +37,7 @@
 #include <elfutils/libdwfl.h>
 #endif
 
+#include "os/cpuprof_os.h"
 #include "os/traceback_os.h"
 
 #if defined(__x86_64__)
@@ -63,6 +64,7 @@ struct Walk {
   std::uintptr_t hi = 0;
   int skip = 0;         // frames to drop first
   bool parked = false;  // drop frames up to gort_unwind_parked's
+  bool signal = false;  // drop frames up to the one a signal interrupted
 };
 
 _Unwind_Reason_Code walkFrame(_Unwind_Context* ctx, void* arg) {
@@ -85,6 +87,15 @@ _Unwind_Reason_Code walkFrame(_Unwind_Context* ctx, void* arg) {
     return _URC_NO_REASON;
   }
   if (ip == 0) return _URC_END_OF_STACK;
+  if (w->signal) {
+    // The handler's frames and the signal trampoline's; the unwinder marks
+    // the frame the signal interrupted (its ip is the next instruction to
+    // run, not a return address), which is kept whatever its stack.
+    if (beforeInsn == 0) return _URC_NO_REASON;
+    w->signal = false;
+    w->pcs[w->n++] = ip + 1;
+    return w->n == w->max ? _URC_END_OF_STACK : _URC_NO_REASON;
+  }
   // The frame whose CFA is the top of the stack is the context's bottom
   // frame (gort_gostart, or make_fcontext's trampoline), below gentry: not a
   // real frame, and unwinding it would read past the stack.
@@ -132,6 +143,21 @@ int tracebackSelf(const void* lo, const void* hi, std::uintptr_t* pcs,
   w.lo = reinterpret_cast<std::uintptr_t>(lo);
   w.hi = reinterpret_cast<std::uintptr_t>(hi);
   w.skip = 1;  // this function
+  _Unwind_Backtrace(walkFrame, &w);
+  return w.n;
+}
+
+int tracebackSignal(const void* lo, const void* hi, std::uintptr_t* pcs,
+                    int max) {
+#if !defined(GORT_HAVE_UNWIND_PARKED)
+  (void)lo, (void)hi, (void)pcs, (void)max;
+  return 0;
+#endif
+  if (max <= 0) return 0;
+  Walk w{pcs, max};
+  w.lo = reinterpret_cast<std::uintptr_t>(lo);
+  w.hi = reinterpret_cast<std::uintptr_t>(hi);
+  w.signal = true;
   _Unwind_Backtrace(walkFrame, &w);
   return w.n;
 }
