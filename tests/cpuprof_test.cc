@@ -11,7 +11,9 @@
 #include <string>
 
 #include "gort/gort.h"
+#include "gort/net.h"
 #include "gort/pprof.h"
+#include "gort/trace.h"
 #include "gtest/gtest.h"
 #include "profile_reader.h"
 #include "test_os.h"
@@ -215,6 +217,158 @@ TEST(LabelTest, GoroutinesInheritLabels) {
     std::multiset<std::string> all{got.Recv(), got.Recv(), got.Recv()};
     EXPECT_EQ(all.count("42"), 2u);
     EXPECT_EQ(all.count("none"), 1u);
+  });
+}
+
+// net/http/pprof's pprof_test.go, for ListenAndServe: a client of its own
+// (one request per connection, as the server answers).
+struct HttpAnswer {
+  int status = 0;
+  std::string head;
+  std::string body;
+};
+
+HttpAnswer Get(const std::string& addr, const std::string& target) {
+  gort::net::Conn c = gort::net::Dial("tcp", addr);
+  std::string req = "GET " + target + " HTTP/1.1\r\nHost: x\r\n\r\n";
+  c.Write(req.data(), req.size());
+  std::string all;
+  char buf[4096];
+  for (std::size_t n; (n = c.Read(buf, sizeof buf)) > 0;) all.append(buf, n);
+  HttpAnswer a;
+  auto end = all.find("\r\n\r\n");
+  if (end == std::string::npos || all.rfind("HTTP/1.1 ", 0) != 0) return a;
+  a.status = std::stoi(all.substr(9, 3));
+  a.head = all.substr(0, end);
+  a.body = all.substr(end + 4);
+  return a;
+}
+
+// WithServer runs body with the endpoints served on an ephemeral port.
+template <class F>
+void WithServer(F body) {
+  RunGuarded(
+      [&] {
+        std::string addr = gort::pprof::ListenAndServe("127.0.0.1:0");
+        ASSERT_NE(addr.find("127.0.0.1:"), std::string::npos);
+        ASSERT_NE(addr, "127.0.0.1:0");
+        body(addr);
+      },
+      Procs(2));
+}
+
+TEST(HttpTest, IndexAndProfiles) {
+  WithServer([](const std::string& addr) {
+    HttpAnswer a = Get(addr, "/debug/pprof/");
+    EXPECT_EQ(a.status, 200);
+    for (const char* p :
+         {"goroutine?debug=1", "block?debug=1", "mutex?debug=1",
+          "threadcreate?debug=1", "profile", "trace", "goroutine?debug=2"}) {
+      EXPECT_NE(a.body.find(p), std::string::npos) << p << "\n" << a.body;
+    }
+    a = Get(addr, "/debug/pprof/goroutine?debug=1");
+    EXPECT_EQ(a.status, 200);
+    EXPECT_EQ(a.body.rfind("goroutine profile: total ", 0), 0u) << a.body;
+    a = Get(addr, "/debug/pprof/goroutine?debug=2");
+    EXPECT_EQ(a.status, 200);
+    EXPECT_NE(a.body.find("goroutine 1 ["), std::string::npos) << a.body;
+    for (const char* p : {"goroutine", "block", "mutex", "threadcreate"}) {
+      a = Get(addr, std::string("/debug/pprof/") + p);
+      EXPECT_EQ(a.status, 200) << p;
+      EXPECT_NO_THROW(ParseProfile(a.body)) << p;
+      EXPECT_NE(a.head.find("application/octet-stream"), std::string::npos);
+    }
+  });
+}
+
+TEST(HttpTest, BadRequestsGetGosAnswers) {
+  WithServer([](const std::string& addr) {
+    HttpAnswer a = Get(addr, "/debug/pprof/nosuch");
+    EXPECT_EQ(a.status, 404);
+    EXPECT_EQ(a.body, "Unknown profile\n");
+    EXPECT_NE(a.head.find("X-Go-Pprof: 1"), std::string::npos) << a.head;
+    EXPECT_EQ(Get(addr, "/elsewhere").status, 404);
+    for (const char* q :
+         {"profile?seconds=x", "profile?seconds=0", "profile?seconds=-1",
+          "profile?seconds=1.5", "trace?seconds=x", "trace?seconds=0"}) {
+      a = Get(addr, std::string("/debug/pprof/") + q);
+      EXPECT_EQ(a.status, 400) << q;
+      EXPECT_NE(a.body.find("invalid value for \"seconds\""), std::string::npos)
+          << q << ": " << a.body;
+    }
+    for (const char* q : {"profile?seconds=300", "trace?seconds=1e9"}) {
+      a = Get(addr, std::string("/debug/pprof/") + q);
+      EXPECT_EQ(a.status, 400) << q;
+      EXPECT_EQ(a.body, "profile duration exceeds server's WriteTimeout\n");
+    }
+    EXPECT_EQ(Get(addr, "/debug/pprof/goroutine?seconds=1").status, 400);
+  });
+}
+
+TEST(HttpTest, SecondProfileOrTraceIsRefused) {
+  if (!kCPUProfile) GTEST_SKIP() << "no CPU profiler on this target";
+  WithServer([](const std::string& addr) {
+    std::ostringstream out;
+    ASSERT_TRUE(gort::pprof::StartCPUProfile(out));
+    HttpAnswer a = Get(addr, "/debug/pprof/profile?seconds=1");
+    gort::pprof::StopCPUProfile();
+    EXPECT_EQ(a.status, 500);
+    EXPECT_EQ(a.body,
+              "Could not enable CPU profiling: cpu profiling already in "
+              "use\n");
+    std::string path = ::testing::TempDir() + "/cpuprof_test.trace";
+    ASSERT_TRUE(gort::StartTrace(path));
+    a = Get(addr, "/debug/pprof/trace?seconds=1");
+    EXPECT_TRUE(gort::StopTrace());
+    EXPECT_EQ(a.status, 500);
+    EXPECT_EQ(a.body, "Could not enable tracing: tracing is already enabled\n");
+  });
+}
+
+TEST(HttpTest, ProfileAndTraceAreServed) {
+  if (!kCPUProfile) GTEST_SKIP() << "no CPU profiler on this target";
+  WithServer([](const std::string& addr) {
+    HttpAnswer a = Get(addr, "/debug/pprof/profile?seconds=1");
+    ASSERT_EQ(a.status, 200) << a.body;
+    Profile p = ParseProfile(a.body);
+    EXPECT_EQ(p.period, 10'000'000);
+    a = Get(addr, "/debug/pprof/trace?seconds=0.2");
+    ASSERT_EQ(a.status, 200) << a.body;
+    EXPECT_EQ(a.body.rfind("go 1.19 trace", 0), 0u);
+  });
+}
+
+// A client that leaves mid-profile ends the collection: the next profile
+// can start long before the 200 s asked for (the test's time limit).
+TEST(HttpTest, DisconnectStopsTheCollection) {
+  if (!kCPUProfile) GTEST_SKIP() << "no CPU profiler on this target";
+  WithServer([](const std::string& addr) {
+    for (const char* what : {"profile", "trace"}) {
+      {
+        gort::net::Conn c = gort::net::Dial("tcp", addr);
+        std::string req = std::string("GET /debug/pprof/") + what +
+                          "?seconds=200 HTTP/1.1\r\n\r\n";
+        c.Write(req.data(), req.size());
+        // Wait until it collects (its handler waits on the connection).
+        while (gort::Stack(true).find("waitOrHangup") == std::string::npos) {
+          gort::Sleep(std::chrono::milliseconds(1));
+        }
+      }  // the client hangs up
+      for (;;) {
+        std::ostringstream out;
+        if (std::string(what) == "profile" &&
+            gort::pprof::StartCPUProfile(out)) {
+          gort::pprof::StopCPUProfile();
+          break;
+        }
+        if (std::string(what) == "trace" &&
+            gort::StartTrace(::testing::TempDir() + "/cpuprof_test.trace")) {
+          EXPECT_TRUE(gort::StopTrace());
+          break;
+        }
+        gort::Sleep(std::chrono::milliseconds(1));
+      }
+    }
   });
 }
 

@@ -58,6 +58,7 @@ inline std::string gunzip(const std::string& in) {
 // Field: one protobuf field; v the varint, or s the bytes.
 struct Field {
   int num = 0;
+  bool bytes = false;  // wire type 2
   std::uint64_t v = 0;
   std::string s;
 };
@@ -84,6 +85,7 @@ inline std::vector<Field> fields(const std::string& b) {
       std::uint64_t n = varint(b, &i);
       if (i + n > b.size()) throw std::runtime_error("truncated field");
       f.s = b.substr(i, n);
+      f.bytes = true;
       i += n;
     } else {
       throw std::runtime_error("unexpected wire type");
@@ -95,7 +97,7 @@ inline std::vector<Field> fields(const std::string& b) {
 
 // packedOrOne: a repeated varint field, packed or not.
 inline void packedOrOne(const Field& f, std::vector<std::uint64_t>* out) {
-  if (f.s.empty()) {
+  if (!f.bytes) {
     out->push_back(f.v);
     return;
   }

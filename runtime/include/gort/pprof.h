@@ -97,6 +97,16 @@ bool StartCPUProfile(std::ostream& out, std::string* why = nullptr);
 // StopCPUProfile after it still writes what was sampled.
 void StopCPUProfile();
 
+// Serves Go's /debug/pprof endpoints (net/http/pprof) over HTTP on address
+// ("host:port"; port 0 picks one) from a goroutine, until Run ends: the
+// index at /debug/pprof/, goroutine, block, mutex and threadcreate (?debug=N),
+// profile?seconds=N (CPU) and trace?seconds=N (execution trace), so that
+// `go tool pprof http://ADDR/debug/pprof/profile` works. Returns the bound
+// address. The endpoints reveal the program's internals (stacks, function
+// names, timings): bind them to loopback, or protect them. Throws
+// gort::net::Error if it cannot listen.
+std::string ListenAndServe(std::string_view address);
+
 // Writes profile name to out as Go's Lookup
 // (runtime/pprof/pprof.go:226)(name).WriteTo(out, debug) does: debug 0 a
 // gzipped profile.proto, 1 text with a count per distinct stack, 2 (goroutine
