@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <mutex>
+#include <thread>
 
 #include "gort/chan.h"
 #include "gort/gort.h"
@@ -33,6 +34,7 @@ struct cpuProfile {
   std::int64_t startMono = 0;
   runtime::cpuprofCounts counts;  // the reader's until done is closed
   std::atomic<bool> stop{false};
+  std::atomic<bool> exited{false};   // the reader is done with counts
   Chan<int> done = MakeChan<int>();  // closed when the reader has ended
   bool stopping = false;             // under cpuMu
 };
@@ -54,6 +56,7 @@ void profileWriter(cpuProfile* p) {
     runtime::cpuprofArm();
     runtime::cpuprofDrain(&p->counts);
   }
+  p->exited.store(true, std::memory_order_release);
   p->done.Close();
 }
 
@@ -79,6 +82,11 @@ bool StartCPUProfile(std::ostream& out, std::string* why) {
   }
   std::lock_guard<std::mutex> g(cpuMu);
   const char* reason = "cpu profiling already in use";
+  if (cpu == nullptr) {
+    // Samples a profile left when its Run ended before StopCPUProfile.
+    runtime::cpuprofCounts stale;
+    runtime::cpuprofDrain(&stale);
+  }
   if (cpu != nullptr || !runtime::cpuprofStart(&reason)) {
     if (why != nullptr) *why = reason;
     return false;
@@ -87,8 +95,6 @@ bool StartCPUProfile(std::ostream& out, std::string* why) {
   cpu->out = &out;
   cpu->startWall = wallNanos();
   cpu->startMono = Nanotime();
-  runtime::cpuprofCounts stale;  // a sample from before this profile
-  runtime::cpuprofDrain(&stale);
   cpuProfile* p = cpu;
   Go([p] { profileWriter(p); });
   return true;
@@ -103,8 +109,16 @@ void StopCPUProfile() {
     p->stopping = true;
   }
   p->stop.store(true, std::memory_order_release);
-  // After Run's end the reader is gone (and the sampling stopped).
-  if (runtime::running.load() && runtime::getcurg() != nullptr) p->done.Recv();
+  // After Run's end the reader is gone (and the sampling stopped); a
+  // thread that is not a goroutine cannot park: it waits for the flag.
+  if (runtime::running.load() && runtime::getcurg() != nullptr) {
+    p->done.Recv();
+  } else {
+    while (runtime::running.load() &&
+           !p->exited.load(std::memory_order_acquire)) {
+      std::this_thread::sleep_for(kReadPeriod / 4);
+    }
+  }
   runtime::cpuprofStop();
   runtime::cpuprofDrain(&p->counts);
   // Symbolizing reads debug information from files: the P may go meanwhile.
