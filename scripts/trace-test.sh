@@ -98,6 +98,7 @@ echo "goroutine, threadcreate, block, mutex and CPU profiles open in go tool ppr
 
 echo "== /debug/pprof: go tool pprof and go tool trace over HTTP =="
 coproc SERVE { exec build/default/tests/gort-trace-known serve; }
+# shellcheck disable=SC2153 # SERVE_PID: set by coproc
 serve_pid=$SERVE_PID
 read -r -t 10 addr <&"${SERVE[0]}" || die "gort-trace-known serve printed no address"
 PPROF_TMPDIR="$out" go tool pprof -top "http://$addr/debug/pprof/profile?seconds=1" \
