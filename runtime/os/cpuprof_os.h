@@ -29,7 +29,10 @@ void threadProfTimerStop(std::intptr_t timer);
 // plus one (so that, as the return addresses after it, it names its own call
 // when symbolized), then the return addresses of its callers, at most max.
 // Frames outside [lo, hi) end the walk, when hi is not nullptr (a goroutine
-// stack). Returns how many, 0 where this target cannot walk from a signal.
+// stack). Where the handler was not entered through a signal frame
+// (ThreadSanitizer delivers signals from its own code), the stack is the
+// handler's callers, from the handler itself. Returns how many, 0 where this
+// target cannot walk from a signal.
 // Async-signal-safe: libgcc's unwinder on the stack, finding unwind tables
 // through glibc's lock-free _dl_find_object (glibc 2.35, GCC 12), no
 // allocation.

@@ -88,13 +88,25 @@ _Unwind_Reason_Code walkFrame(_Unwind_Context* ctx, void* arg) {
   }
   if (ip == 0) return _URC_END_OF_STACK;
   if (w->signal) {
-    // The handler's frames and the signal trampoline's; the unwinder marks
-    // the frame the signal interrupted (its ip is the next instruction to
-    // run, not a return address), which is kept whatever its stack.
-    if (beforeInsn == 0) return _URC_NO_REASON;
-    w->signal = false;
-    w->pcs[w->n++] = ip + 1;
-    return w->n == w->max ? _URC_END_OF_STACK : _URC_NO_REASON;
+    // The unwinder marks the frame the signal interrupted (its ip is the
+    // next instruction to run, not a return address): the stack starts
+    // there, whatever its stack.
+    if (beforeInsn != 0) {
+      w->signal = false;
+      w->n = 0;
+      w->pcs[w->n++] = ip + 1;
+      return w->n == w->max ? _URC_END_OF_STACK : _URC_NO_REASON;
+    }
+    // Before it, the handler's frames (on the signal stack: not bounded).
+    // They are kept in case no frame is marked: ThreadSanitizer runs a
+    // handler from its own code at a safe point, with no signal frame, so
+    // the stack is the handler's callers. The goroutine stack's bottom
+    // frame still ends the walk.
+    if (w->hi != 0 && cfa < w->hi && cfa >= (w->hi & ~std::uintptr_t{15})) {
+      return _URC_END_OF_STACK;
+    }
+    if (w->n < w->max) w->pcs[w->n++] = ip;
+    return _URC_NO_REASON;
   }
   // The frame whose CFA is the top of the stack is the context's bottom
   // frame (gort_gostart, or make_fcontext's trampoline), below gentry: not a
