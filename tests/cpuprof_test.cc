@@ -5,6 +5,9 @@
 // it runs under (inherited from the goroutine that made it); a profile with
 // no samples is still one pprof reads; a second profile is refused.
 #include <ctime>
+#if defined(__linux__)
+#include <time.h>
+#endif
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -34,16 +37,31 @@ constexpr bool kCPUProfile = true;
 constexpr bool kCPUProfile = false;
 #endif
 
-constexpr std::clock_t kBurn = CLOCKS_PER_SEC * 3 / 10;  // 300 ms of CPU
+constexpr std::int64_t kBurn = 300'000'000;  // ns of the process's CPU
+
+// cpuNanos: the process's CPU time. On Linux, clock_gettime itself (not
+// clock(), which glibc calls it from inside): ThreadSanitizer runs a signal
+// handler only when the thread next enters one of its interceptors, and a
+// loop that calls none would take no sample until it ends.
+std::int64_t cpuNanos() {
+#if defined(__linux__)
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+#else
+  return static_cast<std::int64_t>(std::clock()) *
+         (1'000'000'000 / CLOCKS_PER_SEC);
+#endif
+}
 
 volatile std::uint64_t sink;
 
 // burn spins until the process has used kBurn more CPU (the burning
 // goroutine is the only one running, so most of it is its own).
 [[gnu::noinline]] void burn(std::uint64_t seed) {
-  std::clock_t end = std::clock() + kBurn;
+  std::int64_t end = cpuNanos() + kBurn;
   std::uint64_t x = seed;
-  while (std::clock() < end) {
+  while (cpuNanos() < end) {
     for (int i = 0; i < 100000; i++) x = x * 6364136223846793005u + 1;
   }
   sink = x;
@@ -252,7 +270,13 @@ void WithServer(F body) {
         std::string addr = gort::pprof::ListenAndServe("127.0.0.1:0");
         ASSERT_NE(addr.find("127.0.0.1:"), std::string::npos);
         ASSERT_NE(addr, "127.0.0.1:0");
+        int serving = gort::NumGoroutine();
         body(addr);
+        // Handlers finish (a hung-up one may still be writing its profile
+        // off its P) before Run ends.
+        while (gort::NumGoroutine() > serving) {
+          gort::Sleep(std::chrono::milliseconds(1));
+        }
       },
       Procs(2));
 }
