@@ -13,7 +13,7 @@
 // a `seconds` that is present but not a positive integer (a positive number,
 // for trace) is 400 with the text Go gives for delta profiles, where Go's
 // Profile and Trace quietly use their defaults (30 s, 1 s); `seconds` on the
-// other profiles (Go's delta profiles) is 400 "not supported". While a CPU
+// other profiles (delta profiles in Go) is 400 "not supported". While a CPU
 // profile or trace is collected, the handler waits in a read of the
 // connection, so a client that disconnects (EOF or reset) ends the
 // collection at once (Go's sleep on the request's context).
