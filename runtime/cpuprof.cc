@@ -15,8 +15,8 @@
 // (runtime/pprof/pprof.go:794)) drains full slots every few tens of
 // milliseconds into a map of stacks and label sets (copying the labels and
 // dropping the reference), and arms the Ms started since the last round: gort's
-// Ms do not arm themselves (Go's execute compares the M's profiling rate on
-// every switch; gort keeps that off the scheduler's path).
+// Ms do not arm themselves (Go's execute (proc.go:2517) compares the M's
+// profiling rate on every switch; gort keeps that off the scheduler's path).
 #include "cpuprof.h"
 
 #include <atomic>

@@ -39,7 +39,8 @@ struct cpuProfile {
   bool stopping = false;             // under cpuMu
 };
 
-std::mutex cpuMu;  // Go's cpu.Lock; held only briefly, never across a park
+std::mutex cpuMu;  // Go's cpu (runtime/pprof/pprof.go:743) lock; held only
+                   // briefly, never across a park
 cpuProfile* cpu = nullptr;
 
 std::int64_t wallNanos() {

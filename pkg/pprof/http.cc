@@ -16,7 +16,7 @@
 // other profiles (delta profiles in Go) is 400 "not supported". While a CPU
 // profile or trace is collected, the handler waits in a read of the
 // connection, so a client that disconnects (EOF or reset) ends the
-// collection at once (Go's sleep on the request's context).
+// collection at once (as net/http/pprof's sleep on the request's context).
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -79,8 +79,8 @@ response serveError(int status, const std::string& txt) {
   return r;
 }
 
-// formValue: the value of key in query ("" if absent, as Go's FormValue),
-// and whether it was there.
+// formValue: the value of key in query ("" if absent, as Go's FormValue
+// (net/http/request.go:1364)), and whether it was there.
 std::string formValue(const std::string& query, std::string_view key,
                       bool* present = nullptr) {
   if (present != nullptr) *present = false;

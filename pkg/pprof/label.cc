@@ -36,8 +36,8 @@ runtime::G* curg(const char* what) {
 }
 }  // namespace
 
-// Go's Do: WithLabels merges the context's labels with the new ones
-// (label.go), SetGoroutineLabels puts them on the G.
+// Go's Do (runtime/pprof/runtime.go:36): WithLabels merges the context's labels
+// with the new ones (label.go), SetGoroutineLabels puts them on the G.
 LabelScope::LabelScope(const LabelSet& labels) {
   runtime::G* gp = curg("Do");
   auto* old = gp->labels.load(std::memory_order_relaxed);

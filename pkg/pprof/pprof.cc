@@ -34,7 +34,7 @@ namespace {
 using PCs = std::vector<std::uintptr_t>;
 using LabelList = std::vector<std::pair<std::string, std::string>>;
 // A stack and the labels its goroutine had: the goroutine profile's key
-// (Go's printCountProfile key).
+// (Go's printCountProfile (runtime/pprof/pprof.go:403) key).
 using Key = std::pair<PCs, LabelList>;
 constexpr int kMaxInlined = 16;
 

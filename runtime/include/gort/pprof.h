@@ -53,7 +53,8 @@ LabelSet Labels(const S&... kv) {
 
 namespace internal {
 // Sets the calling goroutine's labels to its own merged with a set for the
-// scope's life (Go's Do's SetGoroutineLabels, both ways).
+// scope's life (Go's Do (runtime/pprof/runtime.go:36) calls SetGoroutineLabels
+// both ways).
 class LabelScope {
  public:
   // Adds labels to the goroutine's; throws gort::Panic outside a goroutine.
