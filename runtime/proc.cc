@@ -27,6 +27,7 @@
 #include "os/os.h"
 #include "os/traceback_os.h"
 #include "panic.h"
+#include "proflabel.h"
 #include "race.h"
 #include "trace.h"
 #include "traceback.h"
@@ -146,6 +147,11 @@ G* newproc1(internal::Func fn, G* callergp, const void* gopc) {
   newg->ctx = nullptr;
   newg->preempt.store(false, std::memory_order_relaxed);
   newg->gopc.store(gopc, std::memory_order_relaxed);
+  if (callergp != nullptr) {  // labels are inherited, as in Go
+    labelMap* l = callergp->labels.load(std::memory_order_relaxed);
+    labelRetain(l);
+    newg->labels.store(l, std::memory_order_relaxed);
+  }
   if (pp != nullptr) {
     if (pp->goidcache == pp->goidcacheend) {
       pp->goidcache = sched.goidgen.fetch_add(kGoidCacheBatch) + 1;
@@ -610,6 +616,7 @@ static G* goexit0(G* gp) {
   dropg(mp);
   gp->waitreason = waitReason::zero;
   gp->param = nullptr;
+  labelRelease(gp->labels.exchange(nullptr, std::memory_order_relaxed));
   gcountAdd(&gcounts[mp->p->id].exited);
   racegoexit(gp);
   bool locked = gp->lockedm != nullptr;

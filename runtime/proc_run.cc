@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "chan.h"
+#include "cpuprof.h"
 #include "gort/debug.h"
 #include "gort/defer.h"
 #include "gort/runtime.h"
@@ -26,6 +27,7 @@
 #include "os/os.h"
 #include "panic.h"
 #include "proc.h"
+#include "proflabel.h"
 #include "race.h"
 #include "trace.h"
 #include "traceback.h"
@@ -203,6 +205,7 @@ void abandonWaiters() ABSL_NO_THREAD_SAFETY_ANALYSIS {
 
 // freeAll releases the Gs, stacks, Ps, Ms and caches of the ended Run.
 void freeAll() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  cpuprofRunEnd();  // before the Ms it samples go
   // Timers first: a Sleep timer lives inside its G.
   for (int i = 0; i < kMaxGomaxprocs; i++) {
     if (allp[i] != nullptr) dropTimers(allp[i]);
@@ -226,6 +229,7 @@ void freeAll() ABSL_NO_THREAD_SAFETY_ANALYSIS {
     bool kept = false;
     for (G* k : keep) kept |= k == gp;
     if (!kept) {
+      labelRelease(gp->labels.exchange(nullptr, std::memory_order_relaxed));
       stackfree(&gp->stack);
       racefree(gp);
       delete gp;

@@ -30,6 +30,7 @@ struct G;
 struct M;
 struct P;
 struct traceBuf;
+struct labelMap;
 using internal::hchan;
 
 // G statuses (Go's _G* constants).
@@ -141,6 +142,9 @@ struct G {
   // goroutine was readied (Go keeps these in the sudog); 0 when not.
   std::int64_t blocktime = 0;
   std::int64_t releasetime = 0;
+  // Profiler labels (Go's g.labels (runtime2.go:488)), counted (proflabel.h);
+  // atomic: the SIGPROF handler reads it on the thread running the G.
+  std::atomic<labelMap*> labels{nullptr};
 };
 
 // An M's syscall state, for Run's end (gort's own: Go's process exit never

@@ -44,6 +44,7 @@
 #include "os/traceback_os.h"
 #include "panic.h"
 #include "proc.h"
+#include "proflabel.h"
 
 namespace gort::runtime {
 
@@ -459,15 +460,25 @@ void initQuitHandler() {
   os::installQuitHandler(onQuit);
 }
 
-void goroutineStacks(std::vector<std::vector<std::uintptr_t>>* out)
+void goroutineStacks(
+    std::vector<std::vector<std::uintptr_t>>* out,
+    std::vector<std::vector<std::pair<std::string, std::string>>>* labels)
     ABSL_NO_THREAD_SAFETY_ANALYSIS {
   G* me = getcurg();
   std::uintptr_t pcs[kMaxFrames];
+  // labelsOf: gp's labels, stable while it is parked (or is me).
+  auto labelsOf = [labels](G* gp, bool stable) {
+    if (labels == nullptr) return;
+    labels->emplace_back();
+    const labelMap* l = gp->labels.load(std::memory_order_relaxed);
+    if (stable && l != nullptr) labels->back() = l->list;
+  };
   if (me != nullptr) {
     char* lo = static_cast<char*>(me->stack.base) + me->stack.guard;
     char* hi = static_cast<char*>(me->stack.base) + me->stack.size;
     int n = os::tracebackSelf(lo, hi, pcs, kMaxFrames);
     out->emplace_back(pcs, pcs + (n > 0 ? n : 0));
+    labelsOf(me, true);
   }
   Printer p;
   p.now = os::nanotimeCoarse();
@@ -478,6 +489,7 @@ void goroutineStacks(std::vector<std::vector<std::uintptr_t>>* out)
   for (G* gp = allgs; gp != nullptr; gp = gp->alllink) {
     if (gp == me || !record1(&p, gp, &r)) continue;
     out->emplace_back(r.pcs, r.pcs + (r.n > 0 ? r.n : 0));
+    labelsOf(gp, r.n != -2);
   }
   unlock(&allglock);
   thawtheworld();

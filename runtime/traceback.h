@@ -5,6 +5,8 @@
 
 #include <atomic>
 #include <cstdint>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "panic.h"
@@ -43,7 +45,12 @@ void initQuitHandler();
 // the return addresses of the calling goroutine (first, if on one) and of
 // every other, walked frozen as the dump walks them; a goroutine running on
 // another thread has an empty stack (Go stops the world to walk it).
-void goroutineStacks(std::vector<std::vector<std::uintptr_t>>* out);
+// With labels, also each one's profiler labels (none for one running on
+// another thread, which may change them meanwhile).
+void goroutineStacks(
+    std::vector<std::vector<std::uintptr_t>>* out,
+    std::vector<std::vector<std::pair<std::string, std::string>>>* labels =
+        nullptr);
 // threadCount: the Ms ever created (the total of the threadcreate profile in
 // Go).
 int threadCount();

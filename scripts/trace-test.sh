@@ -15,7 +15,11 @@
 # (/trace) is loaded in the same Chromium (check-go.mjs: screenshot, lanes).
 # `go tool pprof -top` reads the goroutine, threadcreate, block and mutex
 # profiles
-# gort::pprof::WriteProfile writes (gort-trace-known pprof).
+# gort::pprof::WriteProfile writes (gort-trace-known pprof), and the CPU
+# profile StartCPUProfile writes (its samples labelled, `-tags`); then, from
+# gort::pprof::ListenAndServe (gort-trace-known serve), `go tool pprof -top`
+# fetches /debug/pprof/profile?seconds=1 and `go tool trace` reads
+# /debug/pprof/trace?seconds=1, as for a Go program (a few seconds).
 # Installs chromium and runs `npm ci` itself. About a minute once built.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
@@ -86,7 +90,30 @@ done
 # BlockingKinds, which unlocks, is the frame to find)
 go tool pprof -top -nodefraction=0 "$out/mutex.pb.gz" 2>/dev/null | grep -q 'BlockingKinds' ||
   die "the mutex profile does not name BlockingKinds"
-echo "goroutine, threadcreate, block and mutex profiles open in go tool pprof"
+go tool pprof -top "$out/cpu.pb.gz" 2>/dev/null | grep -q 'BurnForProfile' ||
+  die "the CPU profile does not name BurnForProfile"
+go tool pprof -tags "$out/cpu.pb.gz" 2>/dev/null | grep -q 'profiled: Total' ||
+  die "the CPU profile's samples carry no label"
+echo "goroutine, threadcreate, block, mutex and CPU profiles open in go tool pprof"
+
+echo "== /debug/pprof: go tool pprof and go tool trace over HTTP =="
+coproc SERVE { exec build/default/tests/gort-trace-known serve; }
+# shellcheck disable=SC2153 # SERVE_PID: set by coproc
+serve_pid=$SERVE_PID
+read -r -t 10 addr <&"${SERVE[0]}" || die "gort-trace-known serve printed no address"
+PPROF_TMPDIR="$out" go tool pprof -top "http://$addr/debug/pprof/profile?seconds=1" \
+  >"$out/http-cpu.txt" 2>&1 || die "go tool pprof cannot fetch /debug/pprof/profile: $(cat "$out/http-cpu.txt")"
+grep -q 'BurnForProfile' "$out/http-cpu.txt" ||
+  die "/debug/pprof/profile does not name BurnForProfile: $(cat "$out/http-cpu.txt")"
+curl -fsS -o "$out/http.gotrace" "http://$addr/debug/pprof/trace?seconds=1" ||
+  die "curl /debug/pprof/trace failed"
+go tool trace -pprof=sched "$out/http.gotrace" >"$out/http.sched.pb" ||
+  die "go tool trace cannot read /debug/pprof/trace"
+curl -sS -o /dev/null -w '%{http_code}' "http://$addr/debug/pprof/nosuch" | grep -q 404 ||
+  die "/debug/pprof/nosuch is not 404"
+kill "$serve_pid" 2>/dev/null || true
+wait "$serve_pid" 2>/dev/null || true
+echo "/debug/pprof/profile and /debug/pprof/trace open in go tool pprof and go tool trace"
 
 echo "== Go's format: go tool trace on loopback, in headless chromium =="
 go tool trace -http=127.0.0.1:0 "$out/ping.gotrace" >"$out/go-trace.log" 2>&1 &

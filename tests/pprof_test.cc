@@ -79,6 +79,40 @@ TEST(PprofTest, GoroutineCountsAndNamesParkedGoroutines) {
   });
 }
 
+// Go's TestGoroutineProfileLabels... as printCountProfile shows them: the
+// goroutines parked under pprof.Do carry its labels, grouped apart.
+TEST(PprofTest, GoroutineProfileShowsLabels) {
+  if (!kStacks) GTEST_SKIP() << "no goroutine stacks on this target";
+  RunGuarded(
+      [] {
+        auto release = gort::MakeChan<int>();
+        gort::WaitGroup parked;
+        parked.Add(kParked);
+        gort::pprof::Do(gort::pprof::Labels("who", "parked", "a", "b\"c"), [&] {
+          for (int i = 0; i < kParked; i++) {
+            gort::Go(
+                [release, &parked] { ParkedInProfileTest(release, &parked); });
+          }
+        });
+        parked.Wait();
+        while (CountOf(gort::Stack(true), "[chan receive]") < kParked) {
+          gort::Gosched();
+        }
+        std::ostringstream out;
+        gort::pprof::WriteProfile("goroutine", out, 1);
+        std::string s = out.str();
+        auto at = s.find("\n" + std::to_string(kParked) + " @ 0x");
+        ASSERT_NE(at, std::string::npos) << s;
+        auto line = s.find('\n', at + 1);
+        EXPECT_EQ(s.substr(line + 1, s.find('\n', line + 1) - line - 1),
+                  "# labels: {\"a\":\"b\\\"c\", \"who\":\"parked\"}")
+            << s;
+        EXPECT_EQ(CountOf(s, "# labels:"), 1) << s;
+        release.Close();
+      },
+      Procs(2));
+}
+
 TEST(PprofTest, GoroutineDebug2IsTheDump) {
   if (!kStacks) GTEST_SKIP() << "no goroutine stacks on this target";
   WithParked([] {

@@ -4,11 +4,17 @@
 // names (for `go tool trace -pprof=...` in scripts/trace-test.sh); with
 // "pprof DIR", writes DIR/goroutine.pb.gz and DIR/threadcreate.pb.gz while
 // goroutines wait in ParkedForProfile, and DIR/block.pb.gz and
-// DIR/mutex.pb.gz of the "kinds" program run with every event sampled (for `go
-// tool pprof -top` there).
+// DIR/mutex.pb.gz of the "kinds" program run with every event sampled, and
+// DIR/cpu.pb.gz, the CPU profile of BurnForProfile under the label
+// profiled=yes (for `go tool pprof -top` there); with "serve", serves
+// /debug/pprof on a loopback port it prints while BurnForProfile runs under
+// profiled=yes, for a minute at most (scripts/trace-test.sh fetches a CPU
+// profile and a trace there).
 #include "trace_known.h"
 
+#include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <string>
 
@@ -22,7 +28,28 @@ namespace {
   release.Recv();
 }
 
+volatile unsigned sink;
+
+// BurnForProfile spins for 200 ms of the process's CPU.
+[[gnu::noinline]] void BurnForProfile() {
+  std::clock_t end = std::clock() + CLOCKS_PER_SEC / 5;
+  unsigned x = 1;
+  while (std::clock() < end) {
+    for (int i = 0; i < 100000; i++) x = x * 1664525u + 1013904223u;
+  }
+  sink = x;
+}
+
+void WriteCPUProfile(const std::string& dir) {
+  std::ofstream out(dir + "/cpu.pb.gz", std::ios::binary);
+  if (!gort::pprof::StartCPUProfile(out)) std::abort();
+  gort::pprof::Do(gort::pprof::Labels("profiled", "yes"), BurnForProfile);
+  gort::pprof::StopCPUProfile();
+  if (!out) std::abort();
+}
+
 void WriteProfiles(const std::string& dir) {
+  WriteCPUProfile(dir);
   // First (it waits for every other goroutine to end).
   gort::pprof::SetBlockProfileRate(1);
   gort::pprof::SetMutexProfileFraction(1);
@@ -44,11 +71,29 @@ void WriteProfiles(const std::string& dir) {
   release.Close();
 }
 
+void Serve() {
+  std::string addr = gort::pprof::ListenAndServe("127.0.0.1:0");
+  std::printf("%s\n", addr.c_str());
+  std::fflush(stdout);
+  gort::pprof::Do(gort::pprof::Labels("profiled", "yes"), [] {
+    for (std::int64_t end = gort::Nanotime() + 60'000'000'000;
+         gort::Nanotime() < end;) {
+      BurnForProfile();
+      gort::Gosched();
+    }
+  });
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   gort::Options o;
   o.maxprocs = 1;
+  if (argc > 1 && std::strcmp(argv[1], "serve") == 0) {
+    o.maxprocs = 2;
+    gort::Run(Serve, o);
+    return 0;
+  }
   if (argc > 2 && std::strcmp(argv[1], "pprof") == 0) {
     std::string dir = argv[2];
     gort::Run([dir] { WriteProfiles(dir); }, o);

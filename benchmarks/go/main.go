@@ -21,7 +21,7 @@
 //
 // Usage:
 //
-//	gortbench-go -bench=ChanToChanPing [-benchtime=1s|100x] [-procs=1]
+//	gortbench-go -bench=ChanToChanPing [-benchtime=1s|100x] [-procs=1] [-trace=file]
 //	gortbench-go -list
 //	gortbench-go -serve=http|resp [-addr=host:port] ...   (serve.go)
 //	gortbench-go -version
@@ -32,6 +32,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/trace"
 	"strconv"
 	"strings"
 	"syscall"
@@ -165,6 +166,7 @@ func main() {
 	goroutines := flag.Int64("goroutines", 0, "Park: goroutines to park; SpawnBurst, ParkBurst: the burst; Skynet: the leaves (0: the default)")
 	list := flag.Bool("list", false, "list the benchmarks and exit")
 	version := flag.Bool("version", false, "print the Go version and exit")
+	traceOut := flag.String("trace", "", "write an execution trace of the timed runs to this file (runtime/trace), as GORT_TRACE does for gort-compare")
 	flag.Parse()
 
 	if *version {
@@ -221,6 +223,21 @@ func main() {
 		return
 	}
 
+	if *traceOut != "" {
+		f, err := os.Create(*traceOut)
+		if err != nil {
+			failErrno("create "+*traceOut, err)
+		}
+		if err := trace.Start(f); err != nil {
+			failErrno("trace.Start", err)
+		}
+		defer func() {
+			trace.Stop()
+			if err := f.Close(); err != nil {
+				failErrno("close "+*traceOut, err)
+			}
+		}()
+	}
 	var n, ns, cpu int64
 	timedRun := func(iters int64) {
 		runtime.GC()

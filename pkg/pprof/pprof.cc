@@ -32,6 +32,10 @@ namespace gort::pprof {
 namespace {
 
 using PCs = std::vector<std::uintptr_t>;
+using LabelList = std::vector<std::pair<std::string, std::string>>;
+// A stack and the labels its goroutine had: the goroutine profile's key
+// (Go's printCountProfile (runtime/pprof/pprof.go:403) key).
+using Key = std::pair<PCs, LabelList>;
 constexpr int kMaxInlined = 16;
 
 std::int64_t wallNanos() {
@@ -46,22 +50,44 @@ std::string hex(std::uintptr_t v) {
   return buf;
 }
 
+// quote: s as Go's %q writes a plain string (quotes, \\ and \" escaped).
+std::string quote(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+// labelString mirrors Go's labelMap.String (runtime/pprof/label.go:42):
+// {"k":"v", ...}, sorted.
+std::string labelString(const LabelList& l) {
+  std::string out = "{";
+  for (std::size_t i = 0; i < l.size(); i++) {
+    if (i > 0) out += ", ";
+    out += quote(l[i].first) + ":" + quote(l[i].second);
+  }
+  return out + "}";
+}
+
 // printCountProfile mirrors Go's printCountProfile (runtime/pprof/pprof.go:403)
-// (runtime/pprof/pprof.go: 431) at debug 1: "name profile: total N", then per
-// distinct stack, most frequent first, "count @ pc ..." and a
-// "#\tpc\tfunction\tfile:line" line per frame (gort has no function entry, so
-// no +offset).
+// at debug 1: "name profile: total N", then per distinct stack and label
+// set, most frequent first, "count @ pc ...", "# labels: {...}" when it has
+// labels, and a "#\tpc\tfunction\tfile:line" line per frame (gort has no
+// function entry, so no +offset).
 std::string printCountProfile(const std::string& name,
-                              const std::vector<PCs>& stacks) {
-  std::map<PCs, int> counts;
-  for (const PCs& s : stacks) counts[s]++;
-  std::vector<std::pair<PCs, int>> order(counts.begin(), counts.end());
+                              const std::vector<Key>& stacks) {
+  std::map<Key, int> counts;
+  for (const Key& s : stacks) counts[s]++;
+  std::vector<std::pair<Key, int>> order(counts.begin(), counts.end());
   std::stable_sort(
       order.begin(), order.end(),
       [](const auto& a, const auto& b) { return a.second > b.second; });
   std::string out =
       name + " profile: total " + std::to_string(stacks.size()) + "\n";
-  for (const auto& [stk, n] : order) {
+  for (const auto& [key, n] : order) {
+    const PCs& stk = key.first;
     out += std::to_string(n);
     out += " @";
     for (std::uintptr_t pc : stk) {
@@ -69,6 +95,8 @@ std::string printCountProfile(const std::string& name,
       out += hex(pc);
     }
     out += "\n";
+    if (!key.second.empty())
+      out += "# labels: " + labelString(key.second) + "\n";
     for (std::uintptr_t pc : stk) {
       os::Symbol syms[kMaxInlined];
       int k = os::symbolize(pc, syms, kMaxInlined);
@@ -83,14 +111,14 @@ std::string printCountProfile(const std::string& name,
 }
 
 // countProfile: stacks as debug asks (Go's writeRuntimeProfile
-// (runtime/pprof/pprof.go:707)).
+// (runtime/pprof/pprof.go:707)), each sample with its labels.
 std::string countProfile(const std::string& name,
-                         const std::vector<PCs>& stacks, int debug) {
+                         const std::vector<Key>& stacks, int debug) {
   if (debug != 0) return printCountProfile(name, stacks);
   profileBuilder b({{name, "count"}}, {name, "count"}, 1);
-  std::map<PCs, int> counts;
-  for (const PCs& s : stacks) counts[s]++;
-  for (const auto& [stk, n] : counts) b.add({n}, stk);
+  std::map<Key, int> counts;
+  for (const Key& s : stacks) counts[s]++;
+  for (const auto& [key, n] : counts) b.add({n}, key.first, key.second);
   return b.build(wallNanos(), 0);
 }
 
@@ -193,15 +221,20 @@ void WriteProfile(std::string_view name, std::ostream& out, int debug) {
           true);  // Go's writeGoroutineStacks (runtime/pprof/pprof.go:686)
     } else {
       std::vector<PCs> stacks;
-      runtime::goroutineStacks(&stacks);
-      data = countProfile("goroutine", stacks, debug);
+      std::vector<LabelList> labels;
+      runtime::goroutineStacks(&stacks, &labels);
+      std::vector<Key> keys;
+      for (std::size_t i = 0; i < stacks.size(); i++) {
+        keys.emplace_back(std::move(stacks[i]), std::move(labels[i]));
+      }
+      data = countProfile("goroutine", keys, debug);
     }
   } else if (name == "block") {
     data = blockProfile(debug, false);
   } else if (name == "mutex") {
     data = blockProfile(debug, true);
   } else if (name == "threadcreate") {
-    std::vector<PCs> stacks(runtime::threadCount());
+    std::vector<Key> stacks(runtime::threadCount());
     data = countProfile("threadcreate", stacks, debug);
   } else {
     throw Panic("pprof: unknown profile " + std::string(name));

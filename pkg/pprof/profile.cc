@@ -28,6 +28,9 @@ enum : int {
   kValueTypeUnit = 2,
   kSampleLocation = 1,
   kSampleValue = 2,
+  kSampleLabel = 3,
+  kLabelKey = 1,
+  kLabelStr = 2,
   kLocationID = 1,
   kLocationAddress = 3,
   kLocationLine = 4,
@@ -123,8 +126,10 @@ std::uint64_t profileBuilder::location(std::uintptr_t pc) {
   return it->second;
 }
 
-void profileBuilder::add(const std::vector<std::int64_t>& values,
-                         const std::vector<std::uintptr_t>& pcs) {
+void profileBuilder::add(
+    const std::vector<std::int64_t>& values,
+    const std::vector<std::uintptr_t>& pcs,
+    const std::vector<std::pair<std::string, std::string>>& labels) {
   std::vector<std::uint64_t> ids;
   ids.reserve(pcs.size());
   for (std::uintptr_t pc : pcs) ids.push_back(location(pc));
@@ -133,6 +138,12 @@ void profileBuilder::add(const std::vector<std::int64_t>& values,
   protoBuf s;
   s.packed(kSampleLocation, ids);
   s.packed(kSampleValue, vals);
+  for (const auto& [k, v] : labels) {
+    protoBuf l;
+    l.int64(kLabelKey, str(k));
+    l.int64(kLabelStr, str(v));
+    s.bytes(kSampleLabel, l);
+  }
   body_.bytes(kProfileSample, s);
 }
 

@@ -41,9 +41,11 @@ class profileBuilder {
   profileBuilder(std::vector<std::pair<std::string, std::string>> sampleTypes,
                  std::pair<std::string, std::string> periodType,
                  std::int64_t period);
-  // add appends a sample: its values and its stack, innermost first.
+  // add appends a sample: its values, its stack, innermost first, and its
+  // labels (string-valued, as Go writes them).
   void add(const std::vector<std::int64_t>& values,
-           const std::vector<std::uintptr_t>& pcs);
+           const std::vector<std::uintptr_t>& pcs,
+           const std::vector<std::pair<std::string, std::string>>& labels = {});
   // build: the encoded profile (time_nanos and duration_nanos given),
   // gzipped when zlib is available.
   std::string build(std::int64_t timeNanos, std::int64_t durationNanos);

@@ -39,6 +39,7 @@
 #include <elfutils/libdwfl.h>
 #endif
 
+#include "os/cpuprof_os.h"
 #include "os/traceback_os.h"
 
 #if defined(__x86_64__)
@@ -68,7 +69,8 @@ struct Walk {
   // Where each recorded return address was read (walkCache); nullptr: not
   // recorded.
   std::uintptr_t* slots = nullptr;
-  bool exact = true;  // every pc is a return address read from its slot
+  bool exact = true;    // every pc is a return address read from its slot
+  bool signal = false;  // drop frames up to the one a signal interrupted
 };
 
 _Unwind_Reason_Code walkFrame(_Unwind_Context* ctx, void* arg) {
@@ -93,6 +95,27 @@ _Unwind_Reason_Code walkFrame(_Unwind_Context* ctx, void* arg) {
     return _URC_NO_REASON;
   }
   if (ip == 0) return _URC_END_OF_STACK;
+  if (w->signal) {
+    // The unwinder marks the frame the signal interrupted (its ip is the
+    // next instruction to run, not a return address): the stack starts
+    // there, whatever its stack.
+    if (beforeInsn != 0) {
+      w->signal = false;
+      w->n = 0;
+      w->pcs[w->n++] = ip + 1;
+      return w->n == w->max ? _URC_END_OF_STACK : _URC_NO_REASON;
+    }
+    // Before it, the handler's frames (on the signal stack: not bounded).
+    // They are kept in case no frame is marked: ThreadSanitizer runs a
+    // handler from its own code at a safe point, with no signal frame, so
+    // the stack is the handler's callers. The goroutine stack's bottom
+    // frame still ends the walk.
+    if (w->hi != 0 && cfa < w->hi && cfa >= (w->hi & ~std::uintptr_t{15})) {
+      return _URC_END_OF_STACK;
+    }
+    if (w->n < w->max) w->pcs[w->n++] = ip;
+    return _URC_NO_REASON;
+  }
   // The frame whose CFA is the top of the stack is the context's bottom
   // frame (gort_gostart, or make_fcontext's trampoline), below gentry: not a
   // real frame, and unwinding it would read past the stack.
@@ -212,13 +235,13 @@ int tracebackSelf(const void* lo, const void* hi, std::uintptr_t* pcs,
 // The walk cache. A trace walks the same few stacks again and again (a
 // goroutine parks at the same call, under the same callers, at the same
 // depth), and a DWARF walk costs microseconds. A walk records the address
-// each return address was read from (its slot: where the call pushed it). A later walk that starts at the
-// same slot, all of whose recorded slots still hold the same return
-// addresses, is the same walk: each frame's CFA follows from its pc and the
-// frame below (a frame sized by alloca aside, whose different size would
-// have to leave every slot above it unchanged), so it is answered with one
-// load and compare per frame. Only walks bounded by a goroutine stack
-// [lo, hi) are cached, so every load is inside it.
+// each return address was read from (its slot: where the call pushed it). A
+// later walk that starts at the same slot, all of whose recorded slots still
+// hold the same return addresses, is the same walk: each frame's CFA follows
+// from its pc and the frame below (a frame sized by alloca aside, whose
+// different size would have to leave every slot above it unchanged), so it is
+// answered with one load and compare per frame. Only walks bounded by a
+// goroutine stack [lo, hi) are cached, so every load is inside it.
 
 int tracebackParkedCached(void* ctx, const void* lo, const void* hi,
                           std::uintptr_t* pcs, int max) {
@@ -285,6 +308,21 @@ std::int64_t tracebackCacheHits() {
 #else
   return 0;
 #endif
+}
+
+int tracebackSignal(const void* lo, const void* hi, std::uintptr_t* pcs,
+                    int max) {
+#if !defined(GORT_HAVE_UNWIND_PARKED)
+  (void)lo, (void)hi, (void)pcs, (void)max;
+  return 0;
+#endif
+  if (max <= 0) return 0;
+  Walk w{pcs, max};
+  w.lo = reinterpret_cast<std::uintptr_t>(lo);
+  w.hi = reinterpret_cast<std::uintptr_t>(hi);
+  w.signal = true;
+  _Unwind_Backtrace(walkFrame, &w);
+  return w.n;
 }
 
 namespace {
