@@ -6,8 +6,8 @@
 # toolchain file) and Wine's debug channels are off (GORT_WINEDEBUG, if set,
 # is used instead, e.g. err+all to see why Wine gave up), so a test's stderr
 # is the program's own. scripts/windows.sh starts the prefix's wineserver
-# persistently and boots the prefix once before ctest; without that, each
-# program waits a few seconds for Wine's services to let go of its output.
+# persistently and boots the prefix once before ctest; without that, the
+# first program of each wineserver boots it and waits for Wine's services.
 #
 # wine64 runs with address-space randomization off (setarch -R). Debian's
 # wine64 has no preloader to reserve Wine's fixed areas before anything else
@@ -23,6 +23,16 @@
 # When the program fails, one line on stderr says how (Wine's exit status:
 # a Windows exit code or NTSTATUS keeps only its low byte), so that a test
 # that printed nothing still says something in ctest's output.
+#
+# The program's output goes to two files that tail copies to this script's
+# stdout and stderr as it is written, until wine64 exits; it never writes to
+# them directly. A Windows process Wine starts on the program's behalf
+# inherits the program's standard handles, Unix descriptors included: above
+# all wineboot and the services it starts (services.exe, winedevice.exe,
+# plugplay.exe, svchost.exe, rpcss.exe) when the program is the first of
+# a wineserver, and they live as long as the wineserver. Had they inherited
+# ctest's pipe, ctest would wait for it to close long after the program
+# exited and time out a test that passed (docs/targets.md, Wine).
 set -u
 if [ $# -lt 2 ]; then
   echo "usage: wine-run.sh WINE PROGRAM [ARG...]" >&2
@@ -37,10 +47,22 @@ norandom=
 case $wine in
   *64) norandom="setarch $(uname -m) -R" ;;
 esac
+out=$(mktemp "${TMPDIR:-/tmp}/wine-run.XXXXXX") || exit 125
+err=$out.err
+trap 'rm -f "$out" "$err"' EXIT
+: >"$err"
 start=$(date +%s%N)
+# An asynchronous command's stdin would be /dev/null; 3 keeps the caller's.
+exec 3<&0
 # shellcheck disable=SC2086 # norandom is a command prefix, split on purpose
-$norandom "$wine" "$@"
+$norandom "$wine" "$@" <&3 >"$out" 2>"$err" 3<&- &
+pid=$!
+exec 3<&-
+tail -c +1 -s 0.05 --pid=$pid -f "$out" &
+tail -c +1 -s 0.05 --pid=$pid -f "$err" >&2 &
+wait $pid
 rc=$?
+wait
 if [ $rc -ne 0 ]; then
   ms=$((($(date +%s%N) - start) / 1000000))
   echo "wine-run.sh: $wine $1 exited with status $rc after $ms ms" \
