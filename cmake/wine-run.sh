@@ -90,8 +90,10 @@ if [ "$dump_after" -gt 0 ]; then
   ) </dev/null >>"$err" 2>&1 &
   watcher=$!
 fi
-tail -c +1 -s 0.05 --pid=$pid -f "$out" &
-tail -c +1 -s 0.05 --pid=$pid -f "$err" >&2 &
+# tail polls every 10 ms: with inotify, each tail's exit costs another 20 ms
+# or so (closing an inotify instance waits for the kernel), per test.
+tail ---disable-inotify -c +1 -s 0.01 --pid=$pid -f "$out" &
+tail ---disable-inotify -c +1 -s 0.01 --pid=$pid -f "$err" >&2 &
 wait $pid
 rc=$?
 [ -n "$watcher" ] && kill "$watcher" 2>/dev/null
