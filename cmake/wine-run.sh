@@ -72,8 +72,9 @@ err=$out.err
 trap 'rm -f "$out" "$err"' EXIT
 : >"$err"
 start=$(date +%s%N)
-# An asynchronous command's stdin would be /dev/null; 3 keeps the caller's.
-exec 3<&0
+# An asynchronous command's stdin would be /dev/null; 3 keeps the caller's
+# (none: /dev/null).
+if (exec 3<&0) 2>/dev/null; then exec 3<&0; else exec 3</dev/null; fi
 # shellcheck disable=SC2086 # norandom is a command prefix, split on purpose
 $norandom "$wine" "$@" <&3 >>"$out" 2>>"$err" 3<&- &
 pid=$!
