@@ -183,6 +183,8 @@ run_binaries() {
   while IFS= read -r exe; do list+=("$exe"); done < <(
     find "$dir/tests" -name '*_test.exe' | sort)
   export GORT_WINE=${wine[$t]} GORT_WINE_RUN=$root/cmake/wine-run.sh
+  # A whole binary may take minutes: threads described only near the limit.
+  export GORT_WINE_DUMP_AFTER=840
   printf '%s\n' "${list[@]}" | xargs -P "$jobs" -I{} sh -c '
     exe=$1; log=${exe%.exe}.log
     timeout 900 sh "$GORT_WINE_RUN" "$GORT_WINE" "$exe" --gtest_color=no \
