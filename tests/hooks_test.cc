@@ -84,6 +84,41 @@ TEST(HooksTest, EveryReadCallParks) {
   });
 }
 
+// Each write-family call on a full blocking socket parks until a reader
+// drains it (the witness); unhooked, it would return EAGAIN from the
+// non-blocking socket underneath.
+TEST(HooksTest, EveryWriteCallParks) {
+  Pair p;
+  int size = 4096;
+  ASSERT_EQ(setsockopt(p.a, SOL_SOCKET, SO_SNDBUF, &size, sizeof size), 0);
+  Run1([&] {
+    for (int which = 0; which < 5; which++) {
+      std::string fill(4096, 'f');
+      while (send(p.a, fill.data(), fill.size(), MSG_DONTWAIT) > 0) {
+      }
+      ASSERT_EQ(errno, EAGAIN) << which;  // full: a blocking write waits
+      Witness w;
+      w.start([&] {
+        char buf[1 << 16];
+        while (recv(p.b, buf, sizeof buf, MSG_DONTWAIT) > 0) {
+        }
+      });
+      char c = 'k';
+      iovec v{&c, 1};
+      msghdr m{};
+      m.msg_iov = &v;
+      m.msg_iovlen = 1;
+      ssize_t r = which == 0   ? write(p.a, &c, 1)
+                  : which == 1 ? send(p.a, &c, 1, 0)
+                  : which == 2 ? sendto(p.a, &c, 1, 0, nullptr, 0)
+                  : which == 3 ? sendmsg(p.a, &m, 0)
+                               : writev(p.a, &v, 1);
+      EXPECT_EQ(r, 1) << which;
+      EXPECT_TRUE(w.ran) << which;
+    }
+  });
+}
+
 TEST(HooksTest, BlockingWriteParksUntilTheReaderDrains) {
   Pair p;
   int size = 4096;
