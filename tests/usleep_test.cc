@@ -364,10 +364,15 @@ TEST(SysmonScheduleTest, TimerWakeKeepsTheBackoff) {
   RunGuarded(
       [&] {
         const std::int64_t deadline = gort_test::DeadlineFromNow();
+        // Busy on its P with no scheduling point: a Gosched a turn put
+        // millions of events into the trace, slow to write (40 s under Wine
+        // at load 13, past the watchdog).
         auto spinUntil = [&](std::int64_t wakes) {
           while (gort::ReadStats().sysmon_wakes < wakes &&
                  gort::Nanotime() < deadline) {
-            gort::Gosched();
+            const std::int64_t until = gort::Nanotime() + 20'000;
+            while (gort::Nanotime() < until) {
+            }
           }
         };
         spinUntil(62);  // past the cap (GoSysmonDelays: index 59)
