@@ -179,6 +179,12 @@ TEST(HooksEdgeTest, PpollWithASignalMaskIsLibcs) {
 // fd_set) runs libc's select as gort::Syscall: the P is handed off while it
 // waits, and its result, sets and timeout are libc's.
 TEST(HooksEdgeTest, SelectAboveFdSetsizeIsLibcs) {
+#if !defined(__x86_64__)
+  // Other arches run here under qemu-user only, whose select copies the
+  // guest's sets into its own fd_set and aborts past FD_SETSIZE ("bit out
+  // of range"): nothing of gort's is then left to test.
+  GTEST_SKIP() << "qemu-user's select cannot take sets past FD_SETSIZE";
+#endif
   Pair p;
   constexpr int kN = 2 * FD_SETSIZE;
   std::vector<fd_mask> bits(kN / NFDBITS);
