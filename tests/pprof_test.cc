@@ -37,18 +37,21 @@ int CountOf(const std::string& s, const std::string& what) {
 
 using gort_test::kStacks;
 
-// WithParked runs body while kParked goroutines wait in ParkedInProfileTest.
-template <class F>
-void WithParked(F body) {
+// WithParked runs body while kParked goroutines wait in ParkedInProfileTest;
+// spawn(start) runs start, which creates them (pprof::Do, for labels).
+template <class F, class S>
+void WithParked(F body, S spawn) {
   RunGuarded(
       [&] {
         auto release = gort::MakeChan<int>();
         gort::WaitGroup parked;
         parked.Add(kParked);
-        for (int i = 0; i < kParked; i++) {
-          gort::Go(
-              [release, &parked] { ParkedInProfileTest(release, &parked); });
-        }
+        spawn([&] {
+          for (int i = 0; i < kParked; i++) {
+            gort::Go(
+                [release, &parked] { ParkedInProfileTest(release, &parked); });
+          }
+        });
         parked.Wait();
         // Done runs before Recv parks: wait until all are in the receive.
         while (CountOf(gort::Stack(true), "[chan receive]") < kParked) {
@@ -58,6 +61,11 @@ void WithParked(F body) {
         release.Close();
       },
       Procs(2));
+}
+
+template <class F>
+void WithParked(F body) {
+  WithParked(body, [](auto start) { start(); });
 }
 
 TEST(PprofTest, GoroutineCountsAndNamesParkedGoroutines) {
@@ -83,21 +91,8 @@ TEST(PprofTest, GoroutineCountsAndNamesParkedGoroutines) {
 // goroutines parked under pprof.Do carry its labels, grouped apart.
 TEST(PprofTest, GoroutineProfileShowsLabels) {
   if (!kStacks) GTEST_SKIP() << "no goroutine stacks on this target";
-  RunGuarded(
+  WithParked(
       [] {
-        auto release = gort::MakeChan<int>();
-        gort::WaitGroup parked;
-        parked.Add(kParked);
-        gort::pprof::Do(gort::pprof::Labels("who", "parked", "a", "b\"c"), [&] {
-          for (int i = 0; i < kParked; i++) {
-            gort::Go(
-                [release, &parked] { ParkedInProfileTest(release, &parked); });
-          }
-        });
-        parked.Wait();
-        while (CountOf(gort::Stack(true), "[chan receive]") < kParked) {
-          gort::Gosched();
-        }
         std::ostringstream out;
         gort::pprof::WriteProfile("goroutine", out, 1);
         std::string s = out.str();
@@ -108,9 +103,11 @@ TEST(PprofTest, GoroutineProfileShowsLabels) {
                   "# labels: {\"a\":\"b\\\"c\", \"who\":\"parked\"}")
             << s;
         EXPECT_EQ(CountOf(s, "# labels:"), 1) << s;
-        release.Close();
       },
-      Procs(2));
+      [](auto start) {
+        gort::pprof::Do(gort::pprof::Labels("who", "parked", "a", "b\"c"),
+                        start);
+      });
 }
 
 TEST(PprofTest, GoroutineDebug2IsTheDump) {
