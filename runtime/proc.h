@@ -118,6 +118,8 @@ P* releasep();
 void pidleput(P* pp, std::int64_t now)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock);
 P* pidleget(std::int64_t now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock);
+P* pidlegetSpinning(std::int64_t now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock);
+void becomeSpinning(M* mp);
 void mput(M* mp) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock);
 M* mget() ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock);
 void checkdead() ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock);

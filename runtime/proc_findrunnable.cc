@@ -7,7 +7,9 @@
 // one also running their due timers and taking their runnext); and only then
 // giving up the P. An M gives up spinning before it parks and then looks at
 // every queue once more, because a goroutine readied in between would have
-// seen a spinning M and not woken anyone.
+// seen a spinning M and not woken anyone. The converse race, a waker that
+// finds no idle P while a non-spinning M is about to drop one, is closed by
+// sched.needspinning (Go 1.20's fix; gort's proc_m.cc wakep): that M spins.
 //
 // An M that found nothing blocks in netpoll until the next timer, as in Go
 // (findRunnableBlock, netpoll.cc), once the Run's poller exists. Before the
@@ -91,14 +93,14 @@ P* checkRunqsNoP() {
     if (p2->status.load(std::memory_order_acquire) != _Pidle &&
         !runqempty(p2)) {
       lock(&sched.lock);
-      P* pp = pidleget(0);
+      P* pp = pidlegetSpinning(0);
       unlock(&sched.lock);
       return pp;
     }
   }
   if (sched.runqsize.load(std::memory_order_acquire) != 0) {
     lock(&sched.lock);
-    P* pp = pidleget(0);
+    P* pp = pidlegetSpinning(0);
     unlock(&sched.lock);
     return pp;
   }
@@ -207,8 +209,7 @@ G* findRunnable(bool* inheritTime) {
     if (mp->spinning ||
         2 * sched.nmspinning.load() < procs - sched.npidle.load()) {
       if (!mp->spinning) {
-        mp->spinning = true;
-        sched.nmspinning.fetch_add(1);
+        becomeSpinning(mp);
         traceSpinStart(kSpinSelf);
       }
       bool newWork = false;
@@ -231,6 +232,15 @@ G* findRunnable(bool* inheritTime) {
       *inheritTime = false;
       return gp;
     }
+    // A waker found work but no idle P after this M last looked: spin for
+    // it rather than park (Go 1.20's needspinning check).
+    if (!mp->spinning &&
+        sched.needspinning.load(std::memory_order_relaxed) == 1) {
+      becomeSpinning(mp);
+      traceSpinStart(kSpinSelf);
+      unlock(&sched.lock);
+      continue;
+    }
     if (releasep() != pp) throw_("findrunnable: wrong p");
     pidleput(pp, now);
     unlock(&sched.lock);
@@ -243,8 +253,7 @@ G* findRunnable(bool* inheritTime) {
       traceSpinStop(kSpinGaveUp);
       if (P* p2 = checkRunqsNoP()) {
         acquirep(p2);
-        mp->spinning = true;
-        sched.nmspinning.fetch_add(1);
+        becomeSpinning(mp);
         traceSpinStart(kSpinSelf);
         continue;
       }

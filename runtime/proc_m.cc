@@ -130,6 +130,24 @@ P* pidleget(std::int64_t now) {
   return pp;
 }
 
+// pidlegetSpinning mirrors Go 1.20's pidlegetSpinning: pidleget for a
+// caller that found work to spin for. With no idle P it raises
+// sched.needspinning, so the non-spinning M that is about to drop its P
+// (having looked before the work appeared) spins instead of parking.
+P* pidlegetSpinning(std::int64_t now) {
+  P* pp = pidleget(now);
+  if (pp == nullptr) sched.needspinning.store(1, std::memory_order_relaxed);
+  return pp;
+}
+
+// becomeSpinning mirrors Go 1.20's m.becomeSpinning: count mp in nmspinning
+// and clear a pending needspinning, which this spinning M now answers.
+void becomeSpinning(M* mp) {
+  mp->spinning = true;
+  sched.nmspinning.fetch_add(1);
+  sched.needspinning.store(0, std::memory_order_relaxed);
+}
+
 // acquirep mirrors Go's acquirep/wirep (proc.go:4944).
 void acquirep(P* pp) {
   M* mp = getg()->m;
@@ -217,6 +235,7 @@ void handoffp(P* pp) {
   std::int32_t zero = 0;
   if (sched.nmspinning.load() + sched.npidle.load() == 0 &&
       sched.nmspinning.compare_exchange_strong(zero, 1)) {
+    sched.needspinning.store(0, std::memory_order_relaxed);
     startm(pp, true);
     return;
   }
@@ -242,16 +261,28 @@ void handoffp(P* pp) {
   if (when != 0) wakeTimerSleeper(when);
 }
 
-// wakep mirrors Go's wakep (proc.go:2422): start one spinning M if a P is idle
-// and no M is spinning already.
+// wakep mirrors Go's wakep (proc.go:2422) as Go 1.20 rewrote it: claim the
+// one spinning slot, then an idle P; with none idle, needspinning passes the
+// work to an M about to drop its P. (Go 1.19 returned when npidle read 0,
+// and an M that had looked before the work appeared then parked: a lost
+// wakeup that left a runnable goroutine waiting behind a busy P.)
 void wakep() {
-  if (sched.npidle.load() == 0) return;
   std::int32_t zero = 0;
   if (sched.nmspinning.load() != 0 ||
       !sched.nmspinning.compare_exchange_strong(zero, 1)) {
     return;
   }
-  startm(nullptr, true);
+  lock(&sched.lock);
+  P* pp = pidlegetSpinning(0);
+  if (pp == nullptr) {
+    if (sched.nmspinning.fetch_sub(1) - 1 < 0) {
+      throw_("wakep: negative nmspinning");
+    }
+    unlock(&sched.lock);
+    return;
+  }
+  unlock(&sched.lock);
+  startm(pp, true);
 }
 
 // gcstopm mirrors Go's gcstopm (proc.go:2483): give the P to a stopping world,

@@ -2,7 +2,8 @@
 // Go's export_test.go lets runtime tests reach inside (RunSchedLocalQueue*
 // and friends): a P's run queue (put, get, runnext, grabbing half,
 // overflowing to the global queue), the steal order, the sudog cache, the
-// timer heap, semaphore handoff and Mutex's starvation mode.
+// timer heap, wakep's needspinning, semaphore handoff and Mutex's
+// starvation mode.
 // The run-queue and sudog tests drive free-standing Ps and Gs outside any
 // Run; the timer tests run on the one P of a Run.
 #include <algorithm>
@@ -459,6 +460,32 @@ TEST(ExecuteTest, ClearsAStaleYieldRequest) {
       },
       Procs(1));
   EXPECT_FALSE(after);
+}
+
+// wakep with no idle P cannot start anyone; it leaves sched.needspinning for
+// the M that next drops a P, which must spin instead of parking (Go 1.20's
+// fix of the lost wakeup). One P: while main runs there is no idle P, and
+// a pretend spinning M makes the M that parks main look without spinning,
+// so only needspinning can make it spin.
+TEST(WakepTest, NoIdlePAsksTheNextMThatDropsAPToSpin) {
+  std::uint32_t afterWakep = 0;
+  std::int32_t spinningAfterWakep = -1;
+  std::uint32_t afterPark = 1;
+  RunGuarded(
+      [&] {
+        wakep();
+        afterWakep = sched.needspinning.load();
+        spinningAfterWakep = sched.nmspinning.load();
+        sched.nmspinning.fetch_add(1);  // someone else is spinning
+        gort::Sleep(std::chrono::milliseconds(1));
+        afterPark = sched.needspinning.load();
+        sched.nmspinning.fetch_sub(1);
+        sched.needspinning.store(0);
+      },
+      Procs(1));
+  EXPECT_EQ(afterWakep, 1u) << "wakep found no P and asked nobody to spin";
+  EXPECT_EQ(spinningAfterWakep, 0) << "wakep kept a spinning slot it can't use";
+  EXPECT_EQ(afterPark, 0u) << "the M that dropped its P did not spin for it";
 }
 
 // ---------------------------------------------------------------------------
