@@ -119,6 +119,7 @@ void pidleput(P* pp, std::int64_t now)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock);
 P* pidleget(std::int64_t now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock);
 P* pidlegetSpinning(std::int64_t now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock);
+void raiseNeedspinning();
 void becomeSpinning(M* mp);
 void mput(M* mp) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock);
 M* mget() ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock);

@@ -9,7 +9,8 @@
 // every queue once more, because a goroutine readied in between would have
 // seen a spinning M and not woken anyone. The converse race, a waker that
 // finds no idle P while a non-spinning M is about to drop one, is closed by
-// sched.needspinning (Go 1.20's fix; gort's proc_m.cc wakep): that M spins.
+// sched.needspinning (Go 1.20's fix, raised lock-free by gort's wakep): that
+// M takes its P back and spins.
 //
 // An M that found nothing blocks in netpoll until the next timer, as in Go
 // (findRunnableBlock, netpoll.cc), once the Run's poller exists. Before the
@@ -232,17 +233,18 @@ G* findRunnable(bool* inheritTime) {
       *inheritTime = false;
       return gp;
     }
-    // A waker found work but no idle P after this M last looked: spin for
-    // it rather than park (Go 1.20's needspinning check).
-    if (!mp->spinning &&
-        sched.needspinning.load(std::memory_order_relaxed) == 1) {
-      becomeSpinning(mp);
-      traceSpinStart(kSpinSelf);
-      unlock(&sched.lock);
-      continue;
-    }
     if (releasep() != pp) throw_("findrunnable: wrong p");
     pidleput(pp, now);
+    // A waker found work but no idle P after this M last looked: take the
+    // P back and spin for it rather than park (Go 1.20's needspinning
+    // check, made after pidleput because gort's wakep raises it unlocked).
+    if (!mp->spinning && sched.needspinning.load() == 1) {
+      acquirep(pidleget(0));  // pp, just put
+      unlock(&sched.lock);
+      becomeSpinning(mp);
+      traceSpinStart(kSpinSelf);
+      continue;
+    }
     unlock(&sched.lock);
 
     if (mp->spinning) {

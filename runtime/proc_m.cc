@@ -132,12 +132,22 @@ P* pidleget(std::int64_t now) {
 
 // pidlegetSpinning mirrors Go 1.20's pidlegetSpinning: pidleget for a
 // caller that found work to spin for. With no idle P it raises
-// sched.needspinning, so the non-spinning M that is about to drop its P
-// (having looked before the work appeared) spins instead of parking.
+// sched.needspinning, so the M that next drops a P spins instead of parking.
 P* pidlegetSpinning(std::int64_t now) {
   P* pp = pidleget(now);
-  if (pp == nullptr) sched.needspinning.store(1, std::memory_order_relaxed);
+  if (pp == nullptr) raiseNeedspinning();
   return pp;
+}
+
+// raiseNeedspinning sets sched.needspinning without sched.lock (Go 1.20
+// sets it under the lock, in pidlegetSpinning). The store is sequentially
+// consistent and the caller reads npidle after it, while an M dropping its P
+// counts itself in npidle before it reads needspinning: one of the two sees
+// the other. Already set, it is left alone, so a busy P's wakep only reads it.
+void raiseNeedspinning() {
+  if (sched.needspinning.load(std::memory_order_relaxed) == 0) {
+    sched.needspinning.store(1);
+  }
 }
 
 // becomeSpinning mirrors Go 1.20's m.becomeSpinning: count mp in nmspinning
@@ -261,17 +271,22 @@ void handoffp(P* pp) {
   if (when != 0) wakeTimerSleeper(when);
 }
 
-// wakep mirrors Go's wakep (proc.go:2422) as Go 1.20 rewrote it: claim the
-// one spinning slot, then an idle P; with none idle, needspinning passes the
-// work to an M about to drop its P. (Go 1.19 returned when npidle read 0,
-// and an M that had looked before the work appeared then parked: a lost
-// wakeup that left a runnable goroutine waiting behind a busy P.)
+// wakep mirrors Go's wakep (proc.go:2422): start one spinning M if a P is idle
+// and no M is spinning already. With no idle P, Go 1.19 just returns; an M
+// that looked everywhere before the work appeared, without spinning, could
+// then drop its P and park, leaving the work behind a busy P (a lost wakeup
+// that cooperative gort, with no preemption to rescue it, cannot outwait).
+// Go 1.20 closes it with needspinning, taking sched.lock in every wakep;
+// gort raises needspinning without the lock and keeps Go 1.19's two loads
+// for the common case of every P busy.
 void wakep() {
-  std::int32_t zero = 0;
-  if (sched.nmspinning.load() != 0 ||
-      !sched.nmspinning.compare_exchange_strong(zero, 1)) {
-    return;
+  if (sched.nmspinning.load() != 0) return;
+  if (sched.npidle.load() == 0) {
+    raiseNeedspinning();
+    if (sched.npidle.load() == 0) return;  // a P idled since: wake for it
   }
+  std::int32_t zero = 0;
+  if (!sched.nmspinning.compare_exchange_strong(zero, 1)) return;
   lock(&sched.lock);
   P* pp = pidlegetSpinning(0);
   if (pp == nullptr) {
