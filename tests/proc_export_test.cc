@@ -466,7 +466,8 @@ TEST(ExecuteTest, ClearsAStaleYieldRequest) {
 // the M that next drops a P, which must spin instead of parking (Go 1.20's
 // fix of the lost wakeup). One P: while main runs there is no idle P, and
 // a pretend spinning M makes the M that parks main look without spinning,
-// so only needspinning can make it spin.
+// so only needspinning can make it spin. A sleep can end before the M
+// gets as far as dropping its P (under qemu), so main sleeps until one did.
 TEST(WakepTest, NoIdlePAsksTheNextMThatDropsAPToSpin) {
   std::uint32_t afterWakep = 0;
   std::int32_t spinningAfterWakep = -1;
@@ -477,7 +478,9 @@ TEST(WakepTest, NoIdlePAsksTheNextMThatDropsAPToSpin) {
         afterWakep = sched.needspinning.load();
         spinningAfterWakep = sched.nmspinning.load();
         sched.nmspinning.fetch_add(1);  // someone else is spinning
-        gort::Sleep(std::chrono::milliseconds(1));
+        for (int i = 0; i < 200 && sched.needspinning.load() == 1; i++) {
+          gort::Sleep(std::chrono::milliseconds(1));
+        }
         afterPark = sched.needspinning.load();
         sched.nmspinning.fetch_sub(1);
         sched.needspinning.store(0);
