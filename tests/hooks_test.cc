@@ -37,6 +37,20 @@ namespace {
 using namespace std::chrono_literals;
 using namespace gort_hooks_test;
 
+// One byte as each call of a family takes it: the byte, an iovec over it,
+// and a msghdr over the iovec (read/recv/recvfrom, readv, recvmsg).
+struct OneByte {
+  char c;
+  iovec v{&c, 1};
+  msghdr m{};
+  explicit OneByte(char byte) : c(byte) {
+    m.msg_iov = &v;
+    m.msg_iovlen = 1;
+  }
+  OneByte(const OneByte&) = delete;
+  OneByte& operator=(const OneByte&) = delete;
+};
+
 TEST(HooksTest, OffGoroutineCallsAreLibcs) {
   Pair p;
   ASSERT_EQ(write(p.b, "x", 1), 1);
@@ -67,18 +81,14 @@ TEST(HooksTest, EveryReadCallParks) {
     for (int which = 0; which < 5; which++) {
       Witness w;
       w.start([&] { EXPECT_EQ(send(p.b, "k", 1, 0), 1); });
-      char c = 0;
-      iovec v{&c, 1};
-      msghdr m{};
-      m.msg_iov = &v;
-      m.msg_iovlen = 1;
-      ssize_t r = which == 0   ? read(p.a, &c, 1)
-                  : which == 1 ? recv(p.a, &c, 1, 0)
-                  : which == 2 ? recvfrom(p.a, &c, 1, 0, nullptr, nullptr)
-                  : which == 3 ? recvmsg(p.a, &m, 0)
-                               : readv(p.a, &v, 1);
+      OneByte b(0);
+      ssize_t r = which == 0   ? read(p.a, &b.c, 1)
+                  : which == 1 ? recv(p.a, &b.c, 1, 0)
+                  : which == 2 ? recvfrom(p.a, &b.c, 1, 0, nullptr, nullptr)
+                  : which == 3 ? recvmsg(p.a, &b.m, 0)
+                               : readv(p.a, &b.v, 1);
       EXPECT_EQ(r, 1) << which;
-      EXPECT_EQ(c, 'k') << which;
+      EXPECT_EQ(b.c, 'k') << which;
       EXPECT_TRUE(w.ran) << which;
     }
   });
@@ -103,16 +113,12 @@ TEST(HooksTest, EveryWriteCallParks) {
         while (recv(p.b, buf, sizeof buf, MSG_DONTWAIT) > 0) {
         }
       });
-      char c = 'k';
-      iovec v{&c, 1};
-      msghdr m{};
-      m.msg_iov = &v;
-      m.msg_iovlen = 1;
-      ssize_t r = which == 0   ? write(p.a, &c, 1)
-                  : which == 1 ? send(p.a, &c, 1, 0)
-                  : which == 2 ? sendto(p.a, &c, 1, 0, nullptr, 0)
-                  : which == 3 ? sendmsg(p.a, &m, 0)
-                               : writev(p.a, &v, 1);
+      OneByte b('k');
+      ssize_t r = which == 0   ? write(p.a, &b.c, 1)
+                  : which == 1 ? send(p.a, &b.c, 1, 0)
+                  : which == 2 ? sendto(p.a, &b.c, 1, 0, nullptr, 0)
+                  : which == 3 ? sendmsg(p.a, &b.m, 0)
+                               : writev(p.a, &b.v, 1);
       EXPECT_EQ(r, 1) << which;
       EXPECT_TRUE(w.ran) << which;
     }

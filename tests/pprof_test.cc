@@ -37,6 +37,17 @@ int CountOf(const std::string& s, const std::string& what) {
 
 using gort_test::kStacks;
 
+// TextCheckingProto returns profile `name` in its text form (debug 1) and
+// checks that its debug 0 form is gzip (a proto pprof reads).
+std::string TextCheckingProto(const char* name) {
+  std::ostringstream out;
+  gort::pprof::WriteProfile(name, out, 1);
+  std::ostringstream proto;
+  gort::pprof::WriteProfile(name, proto);
+  EXPECT_EQ(static_cast<unsigned char>(proto.str()[0]), 0x1f) << name;
+  return out.str();
+}
+
 // WithParked runs body while kParked goroutines wait in ParkedInProfileTest;
 // spawn(start) runs start, which creates them (pprof::Do, for labels).
 template <class F, class S>
@@ -182,12 +193,7 @@ TEST(PprofTest, BlockProfileNamesChannelAndMutexWaits) {
         mu.Unlock();
         done.Recv();
         gort::pprof::SetBlockProfileRate(0);
-        std::ostringstream out;
-        gort::pprof::WriteProfile("block", out, 1);
-        text = out.str();
-        std::ostringstream proto;
-        gort::pprof::WriteProfile("block", proto);
-        EXPECT_EQ(static_cast<unsigned char>(proto.str()[0]), 0x1f);
+        text = TextCheckingProto("block");
       },
       Procs(1));
   EXPECT_EQ(text.rfind("--- contention:\ncycles/second=1000000000\n", 0), 0u)
@@ -239,12 +245,7 @@ TEST(PprofTest, MutexProfileNamesContendedUnlock) {
         EXPECT_EQ(gort::pprof::SetMutexProfileFraction(1), 0);
         Contention(UnlockInMutexTest);
         EXPECT_EQ(gort::pprof::SetMutexProfileFraction(-1), 1);
-        std::ostringstream out;
-        gort::pprof::WriteProfile("mutex", out, 1);
-        text = out.str();
-        std::ostringstream proto;
-        gort::pprof::WriteProfile("mutex", proto);
-        EXPECT_EQ(static_cast<unsigned char>(proto.str()[0]), 0x1f);
+        text = TextCheckingProto("mutex");
         EXPECT_EQ(gort::pprof::SetMutexProfileFraction(0), 1);
       },
       Procs(1));
