@@ -277,8 +277,8 @@ void handoffp(P* pp) {
 // then drop its P and park, leaving the work behind a busy P (a lost wakeup
 // that cooperative gort, with no preemption to rescue it, cannot outwait).
 // Go 1.20 closes it with needspinning, taking sched.lock in every wakep;
-// gort raises needspinning without the lock and keeps Go 1.19's two loads
-// for the common case of every P busy.
+// gort raises needspinning without the lock, so with every P busy a wakep
+// still costs two loads, as in Go 1.19.
 void wakep() {
   if (sched.nmspinning.load() != 0) return;
   if (sched.npidle.load() == 0) {
