@@ -239,10 +239,9 @@ void deadlineFire(void* arg, std::uintptr_t seq);
 // running M and keep checkdead from reporting a real deadlock.
 void deldeadline(deadlineTimer* dt) {
   std::int64_t when = dt->t.when;
-  if (deltimer(&dt->t) && lastpoll.load(std::memory_order_acquire) == 0 &&
-      pollUntil.load(std::memory_order_acquire) == when) {
-    netpollBreak();
-  }
+  if (!deltimer(&dt->t)) return;
+  std::atomic_thread_fence(std::memory_order_seq_cst);  // see findRunnableBlock
+  if (lastpoll.load() == 0 && pollUntil.load() == when) netpollBreak();
 }
 
 // setDeadline1 arms, keeps or orphans one direction's deadline timer.
@@ -698,7 +697,23 @@ int findRunnableBlock(std::int64_t until, P** pp,
   if (!netpollinited()) return kBlockNoPoller;
   M* mp = getg()->m;
   if ((netpollWaiters.load() > 0 || until != 0) && lastpoll.exchange(0) != 0) {
-    pollUntil.store(until, std::memory_order_release);
+    pollUntil.store(until);
+    // deldeadline may have deleted the timer `until` came from before it
+    // could see this M's pollUntil: look again now that the store is seen
+    // (both sides store, then read the other's; seq_cst). Asleep for a
+    // deleted timer, this M would hide a real deadlock from checkdead.
+    if (until != 0) {
+      std::int64_t w = nextTimerWhen();
+      if (w != until) {
+        until = w;
+        pollUntil.store(until);
+        if (until == 0 && netpollWaiters.load() == 0) {
+          pollUntil.store(0, std::memory_order_release);
+          lastpoll.store(os::nanotime(), std::memory_order_release);
+          return kBlockStop;
+        }
+      }
+    }
     if (mp->p != nullptr) throw_("findRunnable: netpoll with p");
     if (mp->spinning) throw_("findRunnable: netpoll with spinning");
     std::int64_t delay = -1;

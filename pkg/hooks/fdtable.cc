@@ -84,8 +84,10 @@ void releasePd(hookFd* e) {
 // that gets the number next (from open, say) never finds it tracked.
 void destroy(hookFd* e, bool byCloser) {
   releasePd(e);
+  int fd = e->fd;  // read before the slot is free: a new socket's reset
+                   // writes it once close has given the number back
   e->live.store(false, std::memory_order_release);
-  int r = real().close(e->fd);
+  int r = real().close(fd);
   e->closeErr = r < 0 ? errno : 0;
   if (byCloser) return;
   if (e->closerIsG) {
