@@ -240,8 +240,9 @@ void deadlineFire(void* arg, std::uintptr_t seq);
 void deldeadline(deadlineTimer* dt) {
   std::int64_t when = dt->t.when;
   if (!deltimer(&dt->t)) return;
-  std::atomic_thread_fence(std::memory_order_seq_cst);  // see findRunnableBlock
-  if (lastpoll.load() == 0 && pollUntil.load() == when) netpollBreak();
+  // A read-modify-write, paired with findRunnableBlock's exchange: either
+  // that M sees the timer gone, or this sees it sleeping for it.
+  if (pollUntil.fetch_add(0) == when) netpollBreak();
 }
 
 // setDeadline1 arms, keeps or orphans one direction's deadline timer.
@@ -697,22 +698,19 @@ int findRunnableBlock(std::int64_t until, P** pp,
   if (!netpollinited()) return kBlockNoPoller;
   M* mp = getg()->m;
   if ((netpollWaiters.load() > 0 || until != 0) && lastpoll.exchange(0) != 0) {
-    pollUntil.store(until);
     // deldeadline may have deleted the timer `until` came from before it
-    // could see this M's pollUntil: look again now that the store is seen
-    // (both sides store, then read the other's; seq_cst). Asleep for a
-    // deleted timer, this M would hide a real deadlock from checkdead.
-    if (until != 0) {
-      std::int64_t w = nextTimerWhen();
-      if (w != until) {
-        until = w;
-        pollUntil.store(until);
-        if (until == 0 && netpollWaiters.load() == 0) {
-          pollUntil.store(0, std::memory_order_release);
-          lastpoll.store(os::nanotime(), std::memory_order_release);
-          return kBlockStop;
-        }
-      }
+    // could see this M's pollUntil: publish it by a read-modify-write,
+    // paired with deldeadline's, then look at the timers again. Asleep for
+    // a deleted timer, this M would hide a real deadlock from checkdead.
+    pollUntil.exchange(until);
+    for (std::int64_t w; until != 0 && (w = nextTimerWhen()) != until;) {
+      until = w;
+      pollUntil.exchange(until);
+    }
+    if (until == 0 && netpollWaiters.load() == 0) {
+      pollUntil.store(0, std::memory_order_release);
+      lastpoll.store(os::nanotime(), std::memory_order_release);
+      return kBlockStop;
     }
     if (mp->p != nullptr) throw_("findRunnable: netpoll with p");
     if (mp->spinning) throw_("findRunnable: netpoll with spinning");
