@@ -77,24 +77,31 @@ void releasePd(hookFd* e) {
 }
 
 // destroy mirrors Go's FD.destroy (internal/poll/fd_unix.go:74): the last
-// reference out of a closed socket releases the pollDesc, closes the
-// descriptor and, if that was not the closer itself, lets the closer return
-// (on csema for a goroutine, on cnote for a plain thread).
+// reference out of a closed socket releases the pollDesc and closes the
+// descriptor; it returns the real close's errno (0 if none) and, if that
+// was not the closer itself, hands it over and lets the closer return (on
+// csema for a goroutine, on cnote for a plain thread).
 // The slot stops being live before the number is free again, so a thread
-// that gets the number next (from open, say) never finds it tracked.
-void destroy(hookFd* e, bool byCloser) {
+// that gets the number next (from open, say) never finds it tracked; the
+// closer's own destroy touches the slot no more after that, since the next
+// socket with the number may already be resetting it. (A destroy by the last
+// call still in flight at close writes closeErr and wakes the closer
+// afterwards: a socket reusing the number and closed before that wake
+// would share the slot's close fields, docs/hooks.md.)
+int destroy(hookFd* e, bool byCloser) {
   releasePd(e);
-  int fd = e->fd;  // read before the slot is free: a new socket's reset
-                   // writes it once close has given the number back
+  int fd = e->fd;
+  bool closerIsG = e->closerIsG;
   e->live.store(false, std::memory_order_release);
-  int r = real().close(fd);
-  e->closeErr = r < 0 ? errno : 0;
-  if (byCloser) return;
-  if (e->closerIsG) {
+  int err = real().close(fd) < 0 ? errno : 0;
+  if (byCloser) return err;
+  e->closeErr = err;
+  if (closerIsG) {
     runtime::semrelease(&e->csema);
   } else {
     runtime::notewakeup(&e->cnote);
   }
+  return err;
 }
 
 // waitDestroy: a plain thread's close waits for the last call to leave
@@ -295,15 +302,19 @@ int closeFd(hookFd* e) {
   e->closerIsG = onG;
   runtime::noteclear(&e->cnote);
   evict(e);  // parked calls leave with EBADF
+  int err = 0;
   if (e->mu.decref()) {
-    destroy(e, true);
+    err = destroy(e, true);
   } else if (onG) {
     runtime::semacquire(&e->csema);
-  } else if (!waitDestroy(e)) {
+    err = e->closeErr;
+  } else if (waitDestroy(e)) {
+    err = e->closeErr;
+  } else {
     return 0;  // closed if the unwound call ever leaves: docs/hooks.md
   }
-  if (e->closeErr != 0) {
-    errno = e->closeErr;
+  if (err != 0) {
+    errno = err;
     return -1;
   }
   return 0;
