@@ -208,11 +208,12 @@ void stopm() {
 }
 
 // startm mirrors Go's startm (proc.go:2269): run pp (or an idle P) on an idle
-// or new M. If spinning, the caller has already counted the M in nmspinning.
+// or new M. If spinning, the caller has already counted the M in nmspinning,
+// and finding no idle P raises needspinning (pidlegetSpinning).
 void startm(P* pp, bool spinning) {
   lock(&sched.lock);
   if (pp == nullptr) {
-    pp = pidleget(0);
+    pp = spinning ? pidlegetSpinning(0) : pidleget(0);
     if (pp == nullptr) {
       unlock(&sched.lock);
       if (spinning && sched.nmspinning.fetch_sub(1) - 1 < 0) {
@@ -287,17 +288,7 @@ void wakep() {
   }
   std::int32_t zero = 0;
   if (!sched.nmspinning.compare_exchange_strong(zero, 1)) return;
-  lock(&sched.lock);
-  P* pp = pidlegetSpinning(0);
-  if (pp == nullptr) {
-    if (sched.nmspinning.fetch_sub(1) - 1 < 0) {
-      throw_("wakep: negative nmspinning");
-    }
-    unlock(&sched.lock);
-    return;
-  }
-  unlock(&sched.lock);
-  startm(pp, true);
+  startm(nullptr, true);
 }
 
 // gcstopm mirrors Go's gcstopm (proc.go:2483): give the P to a stopping world,

@@ -290,9 +290,10 @@ struct schedt {
   P* pidle ABSL_GUARDED_BY(lock) = nullptr;
   std::atomic<std::int32_t> npidle{0};
   std::atomic<std::int32_t> nmspinning{0};
-  // Set (under lock) by a waker that found work but no idle P: the next
-  // non-spinning M about to drop its P spins instead (Go 1.20's
-  // sched.needspinning, the "delicate dance" in findRunnable).
+  // Set by a waker that found work but no idle P (wakep, without the lock;
+  // pidlegetSpinning, under it): the next non-spinning M about to drop its P
+  // spins instead (Go 1.20's sched.needspinning, the "delicate dance" in
+  // findRunnable). Cleared by becomeSpinning.
   std::atomic<std::uint32_t> needspinning{0};
 
   // Global run queue, a list of chunks (proc_runq.cc), and spare chunks.
