@@ -75,6 +75,16 @@ TEST(HooksTest, BlockingReadParksAndOthersRun) {
   });
 }
 
+// SmallPair: a Pair whose end a has a 4 KiB send buffer, quickly filled.
+struct SmallPair : Pair {
+  SmallPair() {
+    int size = 4096;
+    if (setsockopt(a, SOL_SOCKET, SO_SNDBUF, &size, sizeof size) != 0) {
+      std::abort();
+    }
+  }
+};
+
 // EachCallParks: for each of a family's five calls, call(which, b) on a
 // blocking socket that prepare(which) left unready parks until a witness
 // goroutine has run unblock(), then moves b's one byte, 'k'.
@@ -110,9 +120,7 @@ TEST(HooksTest, EveryReadCallParks) {
 // drains it (the witness); unhooked, it would return EAGAIN from the
 // non-blocking socket underneath.
 TEST(HooksTest, EveryWriteCallParks) {
-  Pair p;
-  int size = 4096;
-  ASSERT_EQ(setsockopt(p.a, SOL_SOCKET, SO_SNDBUF, &size, sizeof size), 0);
+  SmallPair p;
   auto fill = [&](int which) {
     std::string fill(4096, 'f');
     while (send(p.a, fill.data(), fill.size(), MSG_DONTWAIT) > 0) {
@@ -136,9 +144,7 @@ TEST(HooksTest, EveryWriteCallParks) {
 }
 
 TEST(HooksTest, BlockingWriteParksUntilTheReaderDrains) {
-  Pair p;
-  int size = 4096;
-  ASSERT_EQ(setsockopt(p.a, SOL_SOCKET, SO_SNDBUF, &size, sizeof size), 0);
+  SmallPair p;
   Run1([&] {
     std::string big(1 << 20, 'z');
     std::atomic<std::size_t> got{0};

@@ -37,17 +37,12 @@
 #include "gort/gort.h"
 #include "gtest/gtest.h"
 #include "net/hook.h"
+#include "net_test.h"
 #include "watchdog.h"
 
 namespace {
 
-using namespace std::chrono_literals;
-using Clock = std::chrono::steady_clock;
-using gort::net::Conn;
-using gort::net::Error;
-using gort::net::Listener;
-using gort_test::LetOthersPark;
-using gort_test::Procs;
+using namespace gort_net_test;
 
 class NetTest : public gort_test::WatchedTest {};
 

@@ -19,16 +19,12 @@
 
 #include "gort/gort.h"
 #include "gtest/gtest.h"
+#include "net_test.h"
 #include "watchdog.h"
 
 namespace {
 
-using namespace std::chrono_literals;
-using Clock = std::chrono::steady_clock;
-using gort::net::Conn;
-using gort::net::Error;
-using gort::net::PacketConn;
-using gort_test::LetOthersPark;
+using namespace gort_net_test;
 
 class UDPTest : public gort_test::WatchedTest {};
 
