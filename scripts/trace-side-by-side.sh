@@ -12,7 +12,7 @@
 # of each and screenshots `go tool trace`'s timeline of it, zoomed onto
 # --round-trips round trips, in headless Chromium
 # (docs/images/side-by-side-*.png); the section shows the pictures and what
-# the short traces' round trips say of sysmon's retake. About 15 s once
+# the short traces' round trips say of sysmon's retake. 15-25 s once
 # built (reuses build/default); not in CI.
 #
 # Usage: scripts/trace-side-by-side.sh [--benchtime=200x] [--shot-benchtime=10x]
