@@ -29,13 +29,7 @@ out=build/default/side-by-side
 mkdir -p "$out" docs/images
 
 echo "== short traces ($benchtime): Go, gort lowres, gort highres =="
-"$bin/gortbench-go" -bench=ChanToSyscallPing -benchtime="$benchtime" -procs=1 \
-  -trace="$out/go-short.trace" >"$out/go-short.result"
-for mode in lowres highres; do
-  GORT_TRACE="$out/gort-$mode-short.trace" "$bin/gort-compare" --child \
-    --bench=ChanToSyscallPing --procs=1 --benchtime="$benchtime" \
-    --usleep="$mode" >"$out/gort-$mode-short.result"
-done
+trace_ping "$bin" "$out" "$benchtime" -short
 
 server=
 stop_server() {

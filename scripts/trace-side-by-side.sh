@@ -45,13 +45,7 @@ out=build/default/side-by-side
 mkdir -p "$out"
 
 echo "== trace ChanToSyscallPing: Go, gort lowres, gort highres =="
-"$bin/gortbench-go" -bench=ChanToSyscallPing -benchtime="$benchtime" -procs=1 \
-  -trace="$out/go.trace" >"$out/go.result"
-for mode in lowres highres; do
-  GORT_TRACE="$out/gort-$mode.trace" "$bin/gort-compare" --child \
-    --bench=ChanToSyscallPing --procs=1 --benchtime="$benchtime" \
-    --usleep="$mode" >"$out/gort-$mode.result"
-done
+trace_ping "$bin" "$out" "$benchtime" ""
 
 scripts/trace-side-by-side-shots.sh "$shot_benchtime" "$roundtrips"
 
