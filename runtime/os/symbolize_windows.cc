@@ -8,9 +8,10 @@
 // stripped. Its function symbols (and the global symbols of code sections,
 // which assembly functions are) sorted by address name an address as the
 // nearest symbol at or below it, demangled; no file or line (that is in
-// DWARF, which no small reader reads), and nothing in the system DLLs. A
-// stripped program names nothing: its profiles show addresses, which
-// `go tool pprof` can resolve given the binary.
+// DWARF, which no small reader reads). An address in a DLL is named by the
+// DLL's nearest export at or below it ("ntdll.dll!NtDelayExecution"), read
+// from its export directory in memory. A stripped program names none of its
+// own functions: its profiles show addresses there.
 #ifndef _WIN32_WINNT
 #define _WIN32_WINNT 0x0A00
 #endif
@@ -154,6 +155,51 @@ std::string demangle(const std::string& name) {
   return out;
 }
 
+// exportNear: for pc in a loaded DLL, "dll!name" of the export at or below
+// it (the nearest exported function: a DLL's own symbols are not in memory,
+// so an internal function shows as the export before it), and its address;
+// empty if pc is in no module or below every export.
+std::string exportNear(std::uintptr_t pc, std::uintptr_t* at,
+                       std::string* module) {
+  HMODULE mod = nullptr;
+  if (!GetModuleHandleExW(GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS |
+                              GET_MODULE_HANDLE_EX_FLAG_UNCHANGED_REFCOUNT,
+                          reinterpret_cast<LPCWSTR>(pc), &mod)) {
+    return "";
+  }
+  auto base = reinterpret_cast<std::uintptr_t>(mod);
+  const auto* dos = reinterpret_cast<const IMAGE_DOS_HEADER*>(base);
+  const auto* nt =
+      reinterpret_cast<const IMAGE_NT_HEADERS*>(base + dos->e_lfanew);
+  const IMAGE_DATA_DIRECTORY& dir =
+      nt->OptionalHeader.DataDirectory[IMAGE_DIRECTORY_ENTRY_EXPORT];
+  if (dir.VirtualAddress == 0) return "";
+  const auto* ex = reinterpret_cast<const IMAGE_EXPORT_DIRECTORY*>(
+      base + dir.VirtualAddress);
+  const auto* fns =
+      reinterpret_cast<const DWORD*>(base + ex->AddressOfFunctions);
+  const auto* names = reinterpret_cast<const DWORD*>(base + ex->AddressOfNames);
+  const auto* ords =
+      reinterpret_cast<const WORD*>(base + ex->AddressOfNameOrdinals);
+  std::uintptr_t rva = pc - base, best = 0;
+  const char* bestName = nullptr;
+  for (DWORD i = 0; i < ex->NumberOfNames; i++) {
+    DWORD f = fns[ords[i]];
+    bool forwarder =
+        f >= dir.VirtualAddress && f < dir.VirtualAddress + dir.Size;
+    if (forwarder || f > rva || f < best) continue;
+    best = f;
+    bestName = reinterpret_cast<const char*>(base + names[i]);
+  }
+  if (bestName == nullptr) return "";
+  char path[MAX_PATH];
+  DWORD n = GetModuleFileNameA(mod, path, MAX_PATH);
+  if (n > 0 && n < MAX_PATH) module->assign(path, n);
+  std::string dll = module->substr(module->find_last_of("\\/") + 1);
+  *at = base + best;
+  return dll + "!" + bestName;
+}
+
 // table: the program's symbols, read on first use (callers hold symbolize's
 // lock).
 const symTable& table() {
@@ -176,7 +222,8 @@ const symTable& table() {
 }  // namespace
 
 // symbolize: the function whose symbol is the nearest at or below the call
-// before pc, in the program's own code sections; one frame, no line.
+// before pc, in the program's own code sections, else a DLL's nearest
+// export; one frame, no line.
 int symbolize(std::uintptr_t pc, Symbol* out, int max) {
   if (max <= 0 || pc == 0) return 0;
   static std::mutex mu;
@@ -185,7 +232,14 @@ int symbolize(std::uintptr_t pc, Symbol* out, int max) {
   std::uintptr_t call = pc - 1;  // inside the call instruction
   bool inCode = false;
   for (const codeRange& r : t.code) inCode |= call >= r.lo && call < r.hi;
-  if (!inCode) return 0;
+  if (!inCode) {
+    std::uintptr_t at = 0;
+    out[0] = Symbol{};
+    out[0].function = exportNear(call, &at, &out[0].module);
+    if (out[0].function.empty()) return 0;
+    out[0].offset = pc - at;
+    return 1;
+  }
   auto it = std::upper_bound(
       t.syms.begin(), t.syms.end(), call,
       [](std::uintptr_t a, const coffSym& s) { return a < s.addr; });
