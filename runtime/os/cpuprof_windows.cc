@@ -1,5 +1,6 @@
 // runtime/os/cpuprof_windows.cc: the Windows side of runtime/os/cpuprof_os.h,
-// the sampler shape (Go's profileLoop and profilem (os_windows.go:1217)).
+// the sampler shape (Go's profileLoop (os_windows.go:1244) and profilem
+// (os_windows.go:1217)).
 //
 // Windows has no SIGPROF. As Go does, a thread of high priority wakes every
 // period (a waitable timer, high resolution where the OS has it) and, for
@@ -194,7 +195,8 @@ void sampleThread(HANDLE h, void* arg) {
 #endif
 
 // sampleRound: each armed thread that used a period of CPU since its last
-// sample, sampled once (Go's profileLoop's loop over allm).
+// sample, sampled once (the loop over allm in Go's profileLoop
+// (os_windows.go:1244)).
 void sampleRound() {
   EnterCriticalSection(&mu);
   for (armedThread& a : armed) {

@@ -1,7 +1,7 @@
 // runtime/os/symbolize_windows.cc: symbolize (runtime/os/traceback_os.h) on
 // Windows, from the running program's COFF symbol table.
 //
-// Go's binaries carry their own symbol table; gort's Linux build reads DWARF
+// A Go binary carries its own symbol table; gort's Linux build reads DWARF
 // through libdw. Here the program's own file (GetModuleFileName) is read
 // once: the PE headers, the section table and the COFF symbol table with its
 // string table, which mingw-w64's linker keeps unless the program is
