@@ -1,15 +1,20 @@
 // runtime/cpuprof.cc: CPU profiling (Go's cpuprof.go, sigprof in proc.go,
 // and the lock-free buffer of profbuf.go).
 //
-// Every M gets a timer on its own thread's CPU clock (os/cpuprof_os.h) that
-// sends SIGPROF to that thread every 10 ms of CPU it uses. The handler,
-// sigprof, must be async-signal-safe: it takes no lock and allocates
-// nothing. It claims a slot of a preallocated ring with one compare-and-swap
-// on the slot's state, fills it with the interrupted stack (libgcc's
-// unwinder from the signal frame: os::tracebackSignal, bounded by the
-// goroutine's stack when it interrupted one) and a counted reference to the
-// goroutine's labels (proflabel.h), and publishes it with a release store.
-// A full ring counts the sample as lost, as Go's profBuf (profbuf.go:87) does.
+// Every M is armed to be sampled every 10 ms of CPU its thread uses, in one of
+// the OS layer's two shapes (os/cpuprof_os.h). On Linux a timer on the
+// thread's own CPU clock sends it SIGPROF, and the handler, sigprof, samples
+// the thread it runs on; it must be async-signal-safe. On Windows the OS
+// layer's sampling thread suspends the M's thread, and sigprofSuspended
+// reads what the M runs while it stays suspended (Go's profilem
+// (os_windows.go:1217)); the stack is walked after it resumes (the OS layer
+// copies it first), and sigprofWalked publishes the sample. Either way no
+// lock is taken and nothing allocated: a slot of a preallocated ring is
+// claimed with one compare-and-swap on its state, filled with the stack
+// (bounded by the goroutine's stack when a goroutine was running) and a
+// counted reference to the goroutine's labels (proflabel.h), and published
+// with a release store. A full ring counts the sample as lost, as Go's
+// profBuf (profbuf.go:87) does.
 //
 // The reader (pkg/pprof's profile writer goroutine, as Go's profileWriter
 // (runtime/pprof/pprof.go:794)) drains full slots every few tens of
@@ -58,6 +63,22 @@ bool cpuprofStarted ABSL_GUARDED_BY(cpuprofLock) = false;
 // The Ms armed in this profile, and their timers.
 std::vector<std::pair<M*, std::intptr_t>> armed ABSL_GUARDED_BY(cpuprofLock);
 
+// claimSlot: an empty ring slot, now the caller's to fill, or nullptr (the
+// sample is lost: the reader is behind).
+profSlot* claimSlot() {
+  std::uint32_t start = ringNext.fetch_add(1, std::memory_order_relaxed);
+  for (int i = 0; i < kProbe; i++) {
+    profSlot* c = &ring[(start + i) % kSlots];
+    std::uint32_t e = kEmpty;
+    if (c->state.compare_exchange_strong(e, kWriting,
+                                         std::memory_order_acquire)) {
+      return c;
+    }
+  }
+  cpuprofLost.fetch_add(1, std::memory_order_relaxed);
+  return nullptr;
+}
+
 // sigprof mirrors Go's sigprof (proc.go:4510): one sample of the thread the
 // signal interrupted. Go walks with its own tables; gort's walk is the
 // platform unwinder's, and a sample on g0 (scheduler, sysmon) is walked
@@ -65,19 +86,7 @@ std::vector<std::pair<M*, std::intptr_t>> armed ABSL_GUARDED_BY(cpuprofLock);
 void sigprof() {
   sigprofActive.fetch_add(1, std::memory_order_seq_cst);
   if (cpuprofOn.load(std::memory_order_seq_cst)) {
-    std::uint32_t start = ringNext.fetch_add(1, std::memory_order_relaxed);
-    profSlot* s = nullptr;
-    for (int i = 0; i < kProbe && s == nullptr; i++) {
-      profSlot* c = &ring[(start + i) % kSlots];
-      std::uint32_t e = kEmpty;
-      if (c->state.compare_exchange_strong(e, kWriting,
-                                           std::memory_order_acquire)) {
-        s = c;
-      }
-    }
-    if (s == nullptr) {
-      cpuprofLost.fetch_add(1, std::memory_order_relaxed);
-    } else {
+    if (profSlot* s = claimSlot()) {
       // The G on this thread cannot run elsewhere, nor drop its labels,
       // while its thread is in this handler.
       G* gp = getcurg();
@@ -98,6 +107,44 @@ void sigprof() {
   sigprofActive.fetch_sub(1, std::memory_order_seq_cst);
 }
 
+// sigprofSuspended mirrors Go's profilem (os_windows.go:1217) and gFromSP:
+// with mp's thread suspended at sp, the sample's goroutine is mp's curg when
+// sp is on its stack (else the thread is on g0, or switching: no labels).
+// Only mp's thread sets its curg and its G's labels, so both hold still;
+// the labels get their sample's reference before the thread resumes.
+void* sigprofSuspended(void* arg, std::uintptr_t sp, std::uintptr_t** pcs,
+                       int* max) {
+  sigprofActive.fetch_add(1, std::memory_order_seq_cst);
+  profSlot* s = nullptr;
+  if (cpuprofOn.load(std::memory_order_seq_cst)) s = claimSlot();
+  if (s == nullptr) {
+    sigprofActive.fetch_sub(1, std::memory_order_seq_cst);
+    return nullptr;
+  }
+  M* mp = static_cast<M*>(arg);
+  G* gp = mp->curg.load(std::memory_order_relaxed);
+  labelMap* l = nullptr;
+  if (gp != nullptr && gp->stack.base != nullptr) {
+    auto lo = reinterpret_cast<std::uintptr_t>(gp->stack.base);
+    if (sp > lo && sp < lo + gp->stack.size) {
+      l = gp->labels.load(std::memory_order_relaxed);
+    }
+  }
+  labelRetain(l);
+  s->labels = l;
+  *pcs = s->pcs;
+  *max = kMaxStack;
+  return s;
+}
+
+// sigprofWalked publishes the sample sigprofSuspended began (sigprof's end).
+void sigprofWalked(void* cookie, int n) {
+  auto* s = static_cast<profSlot*>(cookie);
+  s->n = n;
+  s->state.store(kFull, std::memory_order_release);
+  sigprofActive.fetch_sub(1, std::memory_order_seq_cst);
+}
+
 // armNew arms a timer on each M not armed yet whose thread has started.
 void armNew()
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(cpuprofLock) ABSL_NO_THREAD_SAFETY_ANALYSIS {
@@ -113,7 +160,7 @@ void armNew()
   unlock(&sched.lock);
   for (const auto& [mp, tid] : fresh) {
     // -1: the thread exited meanwhile; remembered so it is not retried.
-    armed.emplace_back(mp, os::threadProfTimerStart(tid, cpuprofPeriod));
+    armed.emplace_back(mp, os::threadProfTimerStart(tid, cpuprofPeriod, mp));
   }
 }
 
@@ -132,7 +179,8 @@ bool cpuprofStart(const char** why) {
   bool ok = false;
   if (cpuprofStarted) {
     *why = "cpu profiling already in use";
-  } else if (os::installProfHandler(sigprof, why)) {
+  } else if (os::installProfHandler({sigprof, sigprofSuspended, sigprofWalked},
+                                    why)) {
     cpuprofStarted = true;
     cpuprofLost.store(0, std::memory_order_relaxed);
     cpuprofOn.store(true, std::memory_order_seq_cst);
@@ -171,7 +219,8 @@ std::uint64_t cpuprofStop() {
     cpuprofOn.store(false, std::memory_order_seq_cst);
     disarm();
     // A handler that saw the profile on finishes its slot; later signals
-    // (already pending) see it off.
+    // (already pending) see it off. (The sampler shape's disarm waited for
+    // a sample in progress.)
     while (sigprofActive.load(std::memory_order_seq_cst) != 0) os::osyield();
     cpuprofStarted = false;
   }

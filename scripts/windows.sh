@@ -215,6 +215,29 @@ run_binaries() {
   return $bad
 }
 
+# check_cpu_profile T DIR: the CPU profile a Wine run of gort-trace-known
+# writes (StartCPUProfile's sampling thread, names from the program's COFF
+# symbols), read by the host's `go tool pprof` without the binary: it names
+# BurnForProfile and carries the label profiled=yes.
+check_cpu_profile() {
+  local t=$1 dir=$2 out=$root/$2/cpuprof
+  echo "== windows/$t: go tool pprof reads a CPU profile written under Wine =="
+  if ! command -v go >/dev/null; then
+    echo "skipped: no go on the host (golang-go)"
+    return 0
+  fi
+  rm -rf "$out" && mkdir -p "$out"
+  # (a Unix path: Wine's Z: drive, the current one, maps /)
+  wine_run "$t" "$dir/tests/gort-trace-known.exe" cpuprof "$out" >"$out/run.log" 2>&1 ||
+    { echo "gort-trace-known cpuprof failed:" && cat "$out/run.log" && return 1; }
+  go tool pprof -top "$out/cpu.pb.gz" >"$out/top.txt" 2>&1 &&
+    grep -q BurnForProfile "$out/top.txt" ||
+    { echo "the CPU profile does not name BurnForProfile:" && cat "$out/top.txt" && return 1; }
+  go tool pprof -tags "$out/cpu.pb.gz" 2>/dev/null | grep -q 'profiled: Total' ||
+    { echo "the CPU profile's samples carry no label" && return 1; }
+  echo "go tool pprof names BurnForProfile, labelled profiled=yes: ok"
+}
+
 # run_target T: GoogleTest for T, the preset windows-T configured and built,
 # then its tests under Wine, per ctest or per binary.
 run_target() {
@@ -266,6 +289,9 @@ run_target() {
     out=$dir/ctest.log
     ctest_logged "$out" --preset "$p" -j "$jobs"
     rc=$?
+  fi
+  if [ "$t" = amd64 ]; then
+    check_cpu_profile "$t" "$dir" || rc=1
   fi
   if [ "$bench" = ON ]; then
     echo "== windows/$t: gort-usleep-probe and gort-ping under Wine =="

@@ -6,12 +6,18 @@
 // goroutines wait in ParkedForProfile, and DIR/block.pb.gz and
 // DIR/mutex.pb.gz of the "kinds" program run with every event sampled, and
 // DIR/cpu.pb.gz, the CPU profile of BurnForProfile under the label
-// profiled=yes (for `go tool pprof -top` there); with "serve", serves
+// profiled=yes (for `go tool pprof -top` there); with "cpuprof DIR", that
+// CPU profile alone (scripts/windows.sh, from a Wine run); with "serve", serves
 // /debug/pprof on a loopback port it prints while BurnForProfile runs under
 // profiled=yes, for a minute at most (scripts/trace-test.sh fetches a CPU
 // profile and a trace there).
 #include "trace_known.h"
 
+#if defined(_WIN32)
+#include <windows.h>
+#endif
+
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -30,11 +36,28 @@ namespace {
 
 volatile unsigned sink;
 
+// cpuClock: the process's CPU time in clock() units (the C runtime's clock()
+// counts wall time on Windows: GetProcessTimes there).
+std::clock_t cpuClock() {
+#if defined(_WIN32)
+  FILETIME c, e, k, u;
+  GetProcessTimes(GetCurrentProcess(), &c, &e, &k, &u);
+  auto ticks = [](const FILETIME& f) {  // 100 ns
+    return (static_cast<std::uint64_t>(f.dwHighDateTime) << 32) |
+           f.dwLowDateTime;
+  };
+  return static_cast<std::clock_t>((ticks(k) + ticks(u)) /
+                                   (10'000'000 / CLOCKS_PER_SEC));
+#else
+  return std::clock();
+#endif
+}
+
 // BurnForProfile spins for 200 ms of the process's CPU.
 [[gnu::noinline]] void BurnForProfile() {
-  std::clock_t end = std::clock() + CLOCKS_PER_SEC / 5;
+  std::clock_t end = cpuClock() + CLOCKS_PER_SEC / 5;
   unsigned x = 1;
-  while (std::clock() < end) {
+  while (cpuClock() < end) {
     for (int i = 0; i < 100000; i++) x = x * 1664525u + 1013904223u;
   }
   sink = x;
@@ -92,6 +115,11 @@ int main(int argc, char** argv) {
   if (argc > 1 && std::strcmp(argv[1], "serve") == 0) {
     o.maxprocs = 2;
     gort::Run(Serve, o);
+    return 0;
+  }
+  if (argc > 2 && std::strcmp(argv[1], "cpuprof") == 0) {
+    std::string dir = argv[2];
+    gort::Run([dir] { WriteCPUProfile(dir); }, o);
     return 0;
   }
   if (argc > 2 && std::strcmp(argv[1], "pprof") == 0) {

@@ -20,7 +20,7 @@ namespace gort::os {
 
 namespace {
 
-void (*profHook)() = nullptr;
+void (*profHook)() = nullptr;  // ProfHooks::onSignal
 
 void profHandler(int, siginfo_t*, void*) {
   int saved = errno;  // the interrupted code's
@@ -36,10 +36,10 @@ clockid_t threadCPUClock(std::int64_t tid) {
 
 }  // namespace
 
-bool installProfHandler(void (*onProf)(), const char** why) {
+bool installProfHandler(const ProfHooks& hooks, const char** why) {
   static bool installed = false;  // callers serialize (cpuprof.cc's lock)
   if (installed) return true;
-  profHook = onProf;
+  profHook = hooks.onSignal;
   struct sigaction sa = {};
   sa.sa_sigaction = profHandler;
   // SA_ONSTACK: the unwinder needs more room than a goroutine may have left.
@@ -53,7 +53,8 @@ bool installProfHandler(void (*onProf)(), const char** why) {
   return true;
 }
 
-std::intptr_t threadProfTimerStart(std::int64_t tid, std::int64_t periodNs) {
+std::intptr_t threadProfTimerStart(std::int64_t tid, std::int64_t periodNs,
+                                   void*) {
   struct sigevent sev = {};
   sev.sigev_notify = SIGEV_THREAD_ID;
   sev.sigev_signo = SIGPROF;

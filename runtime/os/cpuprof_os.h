@@ -1,9 +1,15 @@
 // runtime/os/cpuprof_os.h: what the CPU profiler (runtime/cpuprof.cc) needs
-// from the OS: a profiling signal whose handler the runtime supplies, a
-// per-thread CPU-time timer that sends it (Go's setThreadCPUProfiler
-// (os_linux.go:613) (signal_unix.go) on Linux: timer_create on the thread's CPU
-// clock, aimed at that thread), and, from inside the handler, the interrupted
-// stack. No system header here.
+// from the OS. Two shapes, one per OS family, behind one interface:
+//   - signal (Linux): a profiling signal whose handler the runtime supplies,
+//     and a per-thread CPU-time timer that sends it (Go's
+//     setThreadCPUProfiler (os_linux.go:613) (signal_unix.go): timer_create
+//     on the thread's CPU clock, aimed at that thread); the handler runs on
+//     the sampled thread and walks its own stack (tracebackSignal);
+//   - sampler (Windows, as Go's profileLoop (os_windows.go:1244)): a thread
+//     of the OS layer's own suspends each armed thread that used a period of
+//     CPU since its last sample, asks the runtime, while it is suspended,
+//     what runs there, and walks the suspended thread's stack for it.
+// No system header here.
 #ifndef GORT_RUNTIME_OS_CPUPROF_OS_H_
 #define GORT_RUNTIME_OS_CPUPROF_OS_H_
 
@@ -11,21 +17,39 @@
 
 namespace gort::os {
 
-// installProfHandler: makes onProf the profiling signal's handler (SIGPROF on
-// Linux), once per process; onProf runs on the thread the timer fired for
-// and must be async-signal-safe. Returns false, with why set to a static
-// reason, where this OS has no such signal or timer.
-bool installProfHandler(void (*onProf)(), const char** why);
+// ProfHooks: the runtime's side of a sample, one member per shape.
+struct ProfHooks {
+  // Signal shape: runs on the thread the timer fired for; async-signal-safe.
+  void (*onSignal)();
+  // Sampler shape: called on the sampler thread while the thread armed with
+  // arg is suspended at stack pointer sp. Returns where the walk goes (pcs,
+  // room for max) and a cookie for onWalked, or nullptr for no sample. Must
+  // not allocate nor take a lock the suspended thread may hold.
+  void* (*onSuspended)(void* arg, std::uintptr_t sp, std::uintptr_t** pcs,
+                       int* max);
+  // Sampler shape: after the walk, with the thread resumed: n frames, as
+  // tracebackSignal returns them (the sampled pc plus one, then return
+  // addresses).
+  void (*onWalked)(void* cookie, int n);
+};
 
-// threadProfTimerStart: arms a timer on thread tid's CPU clock (tid from
-// gettid) that sends the profiling signal to that thread every periodNs of
-// CPU it uses; returns its handle, or -1 (the thread has exited, or the OS
+// installProfHandler: installs hooks, once per process (SIGPROF's handler on
+// Linux; the sampler thread on Windows). Returns false, with why set to a
+// static reason, where this OS has no such signal, timer or sampler.
+bool installProfHandler(const ProfHooks& hooks, const char** why);
+
+// threadProfTimerStart: arms thread tid (from gettid) to be sampled every
+// periodNs of CPU it uses (a timer on its CPU clock sending the signal to it;
+// on Windows, a place in the sampler's list, arg being what onSuspended
+// gets); returns its handle, or -1 (the thread has exited, or the OS
 // refused).
-std::intptr_t threadProfTimerStart(std::int64_t tid, std::int64_t periodNs);
-// threadProfTimerStop: disarms and deletes a timer from threadProfTimerStart.
+std::intptr_t threadProfTimerStart(std::int64_t tid, std::int64_t periodNs,
+                                   void* arg);
+// threadProfTimerStop: disarms a handle from threadProfTimerStart; once it
+// returns, no sample of that thread is being taken (sampler shape).
 void threadProfTimerStop(std::intptr_t timer);
 
-// tracebackSignal, called in onProf: the interrupted instruction's address
+// tracebackSignal, called in onSignal: the interrupted instruction's address
 // plus one (so that, as the return addresses after it, it names its own call
 // when symbolized), then the return addresses of its callers, at most max.
 // Frames outside [lo, hi) end the walk, when hi is not nullptr (a goroutine

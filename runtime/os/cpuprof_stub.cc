@@ -1,18 +1,20 @@
 // runtime/os/cpuprof_stub.cc: runtime/os/cpuprof_os.h where gort has no CPU
-// profiler yet (Windows: Go samples there from a thread that suspends each
-// runtime thread and reads its context, not done here).
+// profiler (an OS with neither the signal shape of cpuprof_linux.cc nor the
+// sampler shape of cpuprof_windows.cc).
 #include "os/cpuprof_os.h"
 
 namespace gort::os {
 
-bool installProfHandler(void (*)(), const char** why) {
+bool installProfHandler(const ProfHooks&, const char** why) {
   *why =
       "CPU profiling is not implemented on this OS (gort samples with "
-      "SIGPROF and per-thread CPU timers, Linux only)";
+      "SIGPROF on Linux and a sampling thread on Windows)";
   return false;
 }
 
-std::intptr_t threadProfTimerStart(std::int64_t, std::int64_t) { return -1; }
+std::intptr_t threadProfTimerStart(std::int64_t, std::int64_t, void*) {
+  return -1;
+}
 
 void threadProfTimerStop(std::intptr_t) {}
 

@@ -1,11 +1,13 @@
 // runtime/os/traceback_windows.cc: the Windows side of
 // runtime/os/traceback_os.h.
 //
-// Goroutine stacks are fibres here; walking a switched-out fibre and naming
-// frames (DbgHelp) are not done yet, so a dump prints each goroutine's
-// header and "stack unavailable on this target" (docs/targets.md). Ctrl-Break
-// in a console is Windows' SIGQUIT: the console calls its handler on a new
-// thread, which wakes the dumper like the Linux signal handler does.
+// Goroutine stacks are fibres here; walking a switched-out fibre is not done
+// yet, so a dump prints each goroutine's header and "stack unavailable on
+// this target" (docs/targets.md). Naming addresses (symbolize) is
+// symbolize_windows.cc's; the CPU profiler's walk of a suspended thread is
+// cpuprof_windows.cc's. Ctrl-Break in a console is Windows' SIGQUIT: the
+// console calls its handler on a new thread, which wakes the dumper like the
+// Linux signal handler does.
 #include <windows.h>
 
 #include "os/traceback_os.h"
@@ -29,8 +31,6 @@ int tracebackSelfCached(const void* lo, const void* hi, std::uintptr_t* pcs,
 }
 
 std::int64_t tracebackCacheHits() { return 0; }
-
-int symbolize(std::uintptr_t, Symbol*, int) { return 0; }
 
 namespace {
 void (*quitHook)() = nullptr;
