@@ -705,7 +705,9 @@ TEST_F(OsWindowsTest, HighResSleepWaitsOnTheTimerAndLastsItsTime) {
   EXPECT_GE(ShortestGortSleep(gort::UsleepMode::kHighRes,
                               std::chrono::microseconds(10), 20),
             10'000);
-  EXPECT_GE(wt::counters.timerFutexSleeps.load(), 5);
+  // At least one: a sleep whose timer is due before its M would wait (a
+  // loaded machine) has no wait to count.
+  EXPECT_GE(wt::counters.timerFutexSleeps.load(), 1);
   EXPECT_EQ(wt::counters.msFutexSleeps.load(), 0);
 }
 
@@ -714,7 +716,7 @@ TEST_F(OsWindowsTest, LowResSleepWaitsOnTheAddressAndLastsItsTime) {
                               std::chrono::milliseconds(1), 5),
             1'000'000);
   EXPECT_EQ(wt::counters.timerFutexSleeps.load(), 0);
-  EXPECT_GE(wt::counters.msFutexSleeps.load(), 5);
+  EXPECT_GE(wt::counters.msFutexSleeps.load(), 1);
 }
 
 TEST_F(OsWindowsTest, MsWithoutAWakeEventWaitOnTheAddress) {
@@ -740,7 +742,7 @@ TEST_F(OsWindowsTest, MsWithoutAWakeEventWaitOnTheAddress) {
   EXPECT_EQ(stats.usleep, gort::UsleepMode::kHighRes);
   EXPECT_EQ(wt::counters.wakeEventFailures.load(), gort::ReadStats().threads);
   EXPECT_EQ(wt::counters.timerFutexSleeps.load(), 0);
-  EXPECT_GE(wt::counters.msFutexSleeps.load(), 3);
+  EXPECT_GE(wt::counters.msFutexSleeps.load(), 1);
   EXPECT_GE(wt::counters.highResSleeps.load(), 1);
 }
 
