@@ -7,8 +7,9 @@
 // end of a Run), that winmm.dll comes from System32 and not from a copy
 // planted beside the program, that usleep runs on the M's own stack, that
 // Run's own thread never polls, the due times the trampolines pass, and
-// that an exception unwinds through the amd64 trampolines' SEH data.
-// Windows only.
+// that an exception unwinds through the amd64 trampolines' SEH data; and
+// that in high-resolution mode every timed M wait (notetsleep) waits on the
+// M's timer and is woken through its event (issue 27). Windows only.
 //
 // Wine's timers have about 1 ms granularity whichever path is taken, so
 // apart from lower bounds (a sleep of d lasts at least d) nothing here
@@ -17,6 +18,7 @@
 // RunGuarded's watchdog, so a fault path that hangs fails.
 #include <windows.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -31,6 +33,7 @@
 #include "gort/gort.h"
 #include "gort/time.h"
 #include "gtest/gtest.h"
+#include "lock.h"
 #include "os/os.h"
 #include "os/os_windows_testing.h"
 #include "watchdog.h"
@@ -549,6 +552,198 @@ TEST_F(OsWindowsTest, SleepOutsideTheRuntimeLastsAtLeastItsTime) {
   }).join();
   EXPECT_GE(took, std::int64_t{kLongUs} * 1000 - kTickNs);
   EXPECT_GE(wt::counters.nonMSleeps.load(), 1);
+}
+
+// ---- timed M waits on the M's timer (issue 27) -----------------------------
+
+using gort::os::TimerMode;
+using gort_test::CurrentTestName;
+using gort_test::kRunLimit;
+using gort_test::Watchdog;
+
+void* NoEvent() { return nullptr; }
+
+// A thread that is an M as far as the OS layer is concerned (its timer mode
+// set, its timer and wake event made, released by mdestroy) and runs fn.
+template <class Fn>
+std::thread MThread(TimerMode mode, Fn fn) {
+  return std::thread([mode, fn] {
+    gort::os::setThreadTimerMode(mode);
+    fn();
+    gort::os::mdestroy();
+  });
+}
+
+// Spins until n timed waits have begun on an M's timer, or `given_up`.
+void AwaitTimerSleeps(std::int64_t n, const std::atomic<bool>& given_up) {
+  while (wt::counters.timerFutexSleeps.load() < n && !given_up.load()) {
+    std::this_thread::yield();
+  }
+}
+
+constexpr std::int64_t kHourNs = 3'600'000'000'000;
+
+TEST_F(OsWindowsTest, WakeupEndsATimedWaitOnTheTimer) {
+  // An hour-long notetsleep on the timer ends at notewakeup, through the
+  // M's event (WakeByAddress alone would leave it waiting: the watchdog).
+  Watchdog watchdog(CurrentTestName(), kRunLimit);
+  ASSERT_TRUE(gort::os::haveHighResTimer());
+  gort::runtime::note n;
+  std::atomic<bool> woken{false}, done{false};
+  std::thread m = MThread(TimerMode::kHighRes, [&] {
+    woken.store(gort::runtime::notetsleep(&n, kHourNs));
+    done.store(true);
+  });
+  AwaitTimerSleeps(1, done);
+  gort::runtime::notewakeup(&n);
+  m.join();
+  EXPECT_TRUE(woken.load());
+  EXPECT_EQ(wt::counters.timerFutexSleeps.load(), 1);
+  EXPECT_EQ(wt::counters.timerFutexWakes.load(), 1);
+  EXPECT_EQ(wt::counters.msFutexSleeps.load(), 0);
+}
+
+TEST_F(OsWindowsTest, FutexWakeupOfOneWakesOneTimedSleeper) {
+  Watchdog watchdog(CurrentTestName(), kRunLimit);
+  ASSERT_TRUE(gort::os::haveHighResTimer());
+  std::uint32_t word = 0;
+  std::atomic<int> returned{0};
+  std::atomic<bool> never{false};
+  auto sleep = [&] {
+    gort::os::futexsleep(&word, 0, kHourNs);
+    returned.fetch_add(1);
+  };
+  std::thread a = MThread(TimerMode::kHighRes, sleep);
+  std::thread b = MThread(TimerMode::kHighRes, sleep);
+  AwaitTimerSleeps(2, never);
+  std::atomic_ref<std::uint32_t>(word).store(1);
+  gort::os::futexwakeup(&word, 1);
+  EXPECT_EQ(wt::counters.timerFutexWakes.load(), 1) << "one event set";
+  while (returned.load() == 0) std::this_thread::yield();
+  gort::os::futexwakeup(&word, 1);
+  a.join();
+  b.join();
+  EXPECT_EQ(wt::counters.timerFutexWakes.load(), 2);
+  EXPECT_EQ(returned.load(), 2);
+}
+
+TEST_F(OsWindowsTest, UsleepAfterAnEarlyWakeLastsItsTime) {
+  // A timed wait woken early leaves its timer armed; had it not been
+  // cancelled, it would fire during the pause below and (under Wine, where
+  // SetWaitableTimer keeps an auto-reset timer signalled) end the next
+  // usleep at once.
+  Watchdog watchdog(CurrentTestName(), kRunLimit);
+  ASSERT_TRUE(gort::os::haveHighResTimer());
+  std::uint32_t word = 0;
+  std::int64_t took = 0;
+  std::atomic<bool> done{false};
+  std::thread m = MThread(TimerMode::kHighRes, [&] {
+    gort::os::futexsleep(&word, 0, 200'000'000);
+    done.store(true);
+    ::Sleep(300);
+    std::int64_t t0 = gort::Nanotime();
+    gort::os::usleep(kSleepUs);
+    took = gort::Nanotime() - t0;
+  });
+  AwaitTimerSleeps(1, done);
+  gort::os::futexwakeup(&word, 1);
+  m.join();
+  EXPECT_GE(took, std::int64_t{kSleepUs} * 1000);
+  EXPECT_EQ(wt::counters.highResSleeps.load(), 1);
+}
+
+TEST_F(OsWindowsTest, TimedWaitWithFailedSetWaitableTimerFallsBack) {
+  // The M's timer cannot be set: the wait is WaitOnAddress's, still at
+  // least its time, and the M becomes a low-resolution M, as in usleep.
+  Watchdog watchdog(CurrentTestName(), kRunLimit);
+  ASSERT_TRUE(gort::os::haveHighResTimer());
+  failedSetTimerCalls.store(0);
+  wt::setWaitableTimerEntry(reinterpret_cast<void*>(&FailingSetWaitableTimer));
+  gort::runtime::note n;
+  bool woken = true;
+  std::int64_t took = 0;
+  MThread(TimerMode::kHighRes, [&] {
+    std::int64_t t0 = gort::Nanotime();
+    woken = gort::runtime::notetsleep(&n, 5'000'000);
+    took = gort::Nanotime() - t0;
+  }).join();
+  EXPECT_FALSE(woken);
+  EXPECT_GE(took, 5'000'000);
+  EXPECT_EQ(failedSetTimerCalls.load(), 1) << "then never tried again";
+  EXPECT_EQ(wt::counters.setTimerFailures.load(), 1);
+  EXPECT_EQ(wt::counters.timerFutexSleeps.load(), 0);
+  EXPECT_GE(wt::counters.msFutexSleeps.load(), 1);
+  EXPECT_GE(gort::os::timerFallbacks(), 1);
+  ExpectPeriodReleased();
+}
+
+// Times gort::Sleep(d) `times` times on main in a Run in `mode` with no
+// descriptor registered (the idle M waits on its note); returns the
+// shortest.
+std::int64_t ShortestGortSleep(gort::UsleepMode mode,
+                               std::chrono::nanoseconds d, int times) {
+  gort::Options options = Procs(1);
+  options.usleep = mode;
+  std::int64_t shortest = INT64_MAX;
+  RunGuarded(
+      [&] {
+        for (int i = 0; i < times; i++) {
+          std::int64_t t0 = gort::Nanotime();
+          gort::Sleep(d);
+          shortest = std::min(shortest, gort::Nanotime() - t0);
+        }
+      },
+      options);
+  return shortest;
+}
+
+TEST_F(OsWindowsTest, HighResSleepWaitsOnTheTimerAndLastsItsTime) {
+  // Every timed M wait of the Run (the idle M's, sysmon's) is on a timer.
+  EXPECT_GE(ShortestGortSleep(gort::UsleepMode::kHighRes,
+                              std::chrono::milliseconds(1), 5),
+            1'000'000);
+  EXPECT_GE(ShortestGortSleep(gort::UsleepMode::kHighRes,
+                              std::chrono::microseconds(10), 20),
+            10'000);
+  // At least one: a sleep whose timer is due before its M would wait (a
+  // loaded machine) has no wait to count.
+  EXPECT_GE(wt::counters.timerFutexSleeps.load(), 1);
+  EXPECT_EQ(wt::counters.msFutexSleeps.load(), 0);
+}
+
+TEST_F(OsWindowsTest, LowResSleepWaitsOnTheAddressAndLastsItsTime) {
+  EXPECT_GE(ShortestGortSleep(gort::UsleepMode::kLowRes,
+                              std::chrono::milliseconds(1), 5),
+            1'000'000);
+  EXPECT_EQ(wt::counters.timerFutexSleeps.load(), 0);
+  EXPECT_GE(wt::counters.msFutexSleeps.load(), 1);
+}
+
+TEST_F(OsWindowsTest, MsWithoutAWakeEventWaitOnTheAddress) {
+  // CreateEventW fails for every M: their timed waits stay WaitOnAddress's
+  // (counted), usleep keeps the timer, and the Run is not a fallback.
+  wt::hooks.createEvent = NoEvent;
+  gort::Options options = Procs(1);
+  options.usleep = gort::UsleepMode::kHighRes;
+  std::int64_t shortest = INT64_MAX;
+  gort::Stats stats;
+  RunGuarded(
+      [&] {
+        for (int i = 0; i < 3; i++) {
+          std::int64_t t0 = gort::Nanotime();
+          gort::Sleep(std::chrono::milliseconds(1));
+          shortest = std::min(shortest, gort::Nanotime() - t0);
+        }
+        gort::debug::Usleep(100);
+        stats = gort::ReadStats();
+      },
+      options);
+  EXPECT_GE(shortest, 1'000'000);
+  EXPECT_EQ(stats.usleep, gort::UsleepMode::kHighRes);
+  EXPECT_EQ(wt::counters.wakeEventFailures.load(), gort::ReadStats().threads);
+  EXPECT_EQ(wt::counters.timerFutexSleeps.load(), 0);
+  EXPECT_GE(wt::counters.msFutexSleeps.load(), 1);
+  EXPECT_GE(wt::counters.highResSleeps.load(), 1);
 }
 
 // ---- due times passed to SetWaitableTimer ---------------------------------

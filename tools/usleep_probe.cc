@@ -12,12 +12,15 @@
 //   ...
 //
 // It then times gort::Sleep(d) the same way, once with no descriptor
-// registered (the idle M sleeps on its note) and once while a goroutine
-// waits on an eventfd through gort::poll::FD (Windows: on a loopback TCP
-// connection), so that the idle M blocks in the network poller (Linux:
-// epoll_pwait2 or a timerfd in high-resolution mode, whole milliseconds in
-// low-resolution mode, as Go; Windows: the completion port, whole
-// milliseconds in both modes):
+// registered (the idle M sleeps on its note: a futex with a nanosecond
+// timeout on Linux; on Windows the M's high-resolution timer in
+// high-resolution mode, WaitOnAddress in whole milliseconds in
+// low-resolution mode) and once while a goroutine waits on an eventfd
+// through gort::poll::FD (Windows: on a loopback TCP connection), so that
+// the idle M blocks in the network poller (Linux: epoll_pwait2 or a timerfd
+// in high-resolution mode, whole milliseconds in low-resolution mode, as
+// Go; Windows: the completion port, with a high-resolution timer's wait
+// packet in high-resolution mode):
 //
 //   sleep (no poller): delay is 10 us - slept for 21 us
 //   sleep (poller in use): delay is 10 us - slept for 23 us
@@ -224,6 +227,14 @@ double At(const std::vector<std::int64_t>& xs, double q) {
   return static_cast<double>(xs[std::min(i, xs.size() - 1)]);
 }
 
+// Prints d's spread under --verbose.
+void PrintSpread(const DelayResult& d) {
+  std::printf("  n=%zu min=%.1f p10=%.1f p50=%.1f p90=%.1f max=%.1f (us)\n",
+              d.slept_ns.size(), At(d.slept_ns, 0) / 1000,
+              At(d.slept_ns, 0.1) / 1000, At(d.slept_ns, 0.5) / 1000,
+              At(d.slept_ns, 0.9) / 1000, At(d.slept_ns, 1) / 1000);
+}
+
 #if defined(_WIN32)
 // The seed's C program: a waitable timer created with or without
 // CREATE_WAITABLE_TIMER_HIGH_RESOLUTION, with or without timeBeginPeriod(1),
@@ -281,13 +292,7 @@ int main(int argc, char** argv) {
     for (const DelayResult& d : r.delays) {
       std::printf("delay is %" PRIu32 " us - slept for %.0f us\n", d.delay_us,
                   At(d.slept_ns, 0.5) / 1000);
-      if (options.verbose) {
-        std::printf(
-            "  n=%zu min=%.1f p10=%.1f p50=%.1f p90=%.1f max=%.1f (us)\n",
-            d.slept_ns.size(), At(d.slept_ns, 0) / 1000,
-            At(d.slept_ns, 0.1) / 1000, At(d.slept_ns, 0.5) / 1000,
-            At(d.slept_ns, 0.9) / 1000, At(d.slept_ns, 1) / 1000);
-      }
+      if (options.verbose) PrintSpread(d);
     }
     for (bool poller : {false, true}) {
       std::string method;
@@ -298,6 +303,7 @@ int main(int argc, char** argv) {
         std::printf("sleep (%s): delay is %" PRIu32 " us - slept for %.0f us\n",
                     poller ? "poller in use" : "no poller", d.delay_us,
                     At(d.slept_ns, 0.5) / 1000);
+        if (options.verbose) PrintSpread(d);
       }
     }
     std::fflush(stdout);

@@ -34,7 +34,17 @@
 // (tests/os_windows_test.cc).
 //
 // Goroutine stacks are Windows fibres (runtime/os/gogo_fiber.cc). Notes
-// and futexes use WaitOnAddress.
+// and futexes use WaitOnAddress, whose timeout is in whole milliseconds. So
+// that every timed M wait is as precise as usleep (the idle M waiting for the
+// next timer, sysmon's deep sleep, stopTheWorld's wait: notetsleep), a timed
+// futexsleep on a high-resolution M waits on the M's timer and on its own
+// wake event instead, and futexwakeup sets the event of each such sleeper on
+// the address (futexsleepOnTimer, below). Go's Windows runtime has no futex:
+// its notes sleep on a per-M event with a millisecond timeout (semasleep,
+// lock_sema.go), and its idle M waits for timers in netpoll, where newer Go
+// (after 1.19) associates a high-resolution timer with the completion port
+// (netpoll_windows.go); gort's notes stay futex-based, and its idle M waits
+// on its note when no descriptor is registered.
 #ifndef _WIN32_WINNT
 #define _WIN32_WINNT 0x0A00
 #endif
@@ -74,9 +84,11 @@ void* realCreateTimer(std::uint32_t flags, std::uint32_t access) {
   return CreateWaitableTimerExW(nullptr, nullptr, flags, access);
 }
 void* realLoadWinmm() { return loadSystemLib(L"winmm.dll"); }
+void* realCreateEvent() { return CreateEventW(nullptr, FALSE, FALSE, nullptr); }
 }  // namespace
 
-Hooks hooks = {realCreateTimer, realLoadWinmm, realHaveSearchSystem32};
+Hooks hooks = {realCreateTimer, realLoadWinmm, realHaveSearchSystem32,
+               realCreateEvent};
 Counters counters;
 
 }  // namespace windows_testing
@@ -115,6 +127,7 @@ std::atomic<bool> winmmLoaded{false};
 
 // Per-M state (Go keeps it in m.highResTimer and the g0 stack bounds).
 thread_local HANDLE mTimer = nullptr;       // this M's high-resolution timer
+thread_local HANDLE mWakeEvent = nullptr;   // wakes its timed futexsleeps
 thread_local bool mHighRes = false;         // usleep sleeps on mTimer
 thread_local bool mLowRes = false;          // counted in lowResMs
 thread_local ULONG_PTR g0Lo = 0, g0Hi = 0;  // the M's own stack (g0)
@@ -241,6 +254,15 @@ void fallBack(std::atomic<std::int64_t>* why) {
   becomeLowRes();
 }
 
+// createWakeEvent gives a high-resolution M the event its timed futex
+// waits are woken by; without one they wait with WaitOnAddress (counted in
+// wakeEventFailures), and usleep keeps the timer.
+void createWakeEvent() {
+  if (mWakeEvent != nullptr) return;
+  mWakeEvent = static_cast<HANDLE>(wt::hooks.createEvent());
+  if (mWakeEvent == nullptr) wt::counters.wakeEventFailures.fetch_add(1);
+}
+
 // noteStack counts whether usleep runs on the M's own stack; false if the
 // caller is not an M (a thread outside the runtime).
 bool noteStack() {
@@ -256,6 +278,150 @@ bool noteStack() {
     wt::counters.offG0Sleeps.fetch_add(1, std::memory_order_relaxed);
   }
   return true;
+}
+
+// ---- timed futex waits on the M's timer ----------------------------------
+//
+// WaitOnAddress takes its timeout in milliseconds and cannot wait on a
+// handle, so a timed wait that must end at the M's high-resolution timer
+// waits with WaitForMultipleObjects on {the M's wake event, its timer}
+// instead, and futexwakeup sets the event of each such sleeper on the
+// address. The sleeper's record lives on its stack and is linked, for the
+// wait only, into one of 64 lists chosen by address, each with its own lock
+// and count. futexwakeup with no timed sleeper in the bucket
+// costs a fence and one load.
+//
+// No lost wake-up: the sleeper counts itself in the bucket, then (seq_cst
+// fence) re-reads *addr and does not wait if it changed; the waker changed
+// *addr before calling futexwakeup, which (seq_cst fence) then reads the
+// count. Either the sleeper sees the new value or the waker sees the count
+// and, under the bucket's lock, finds the record and sets the event.
+// Spurious returns are allowed (notetsleep loops), a stale signal is not:
+// the sleeper consumes a set event it did not wait for, and cancels and
+// drains a timer it did not wait for (SetWaitableTimer clears a
+// manual-reset timer's signal, but Wine keeps an auto-reset one's, which
+// usleep's next wait would take at once). The waker sets the event under
+// the bucket's lock, so the sleeper, which settles under it, never sees
+// woken before the event is set, and never returns (and never closes the
+// event at mdestroy) while a waker still holds its record.
+
+struct TimerSleeper {
+  std::uint32_t* addr;  // the futex word slept on
+  HANDLE event;         // the sleeping M's wake event
+  TimerSleeper* next;   // in its bucket's list
+  bool linked;          // in the list (guarded by the bucket's lock)
+  bool woken;           // its event was set (guarded by the bucket's lock)
+};
+
+struct alignas(64) TimerBucket {
+  std::atomic<std::uint32_t> sleepers{0};  // records in the list
+  SRWLOCK lock = SRWLOCK_INIT;
+  TimerSleeper* head = nullptr;
+};
+
+constexpr unsigned kTimerBucketBits = 6;
+TimerBucket timerBuckets[1u << kTimerBucketBits];
+
+using SetWaitableTimerFn = BOOL(WINAPI*)(HANDLE, const LARGE_INTEGER*, LONG,
+                                         PTIMERAPCROUTINE, LPVOID, BOOL);
+
+TimerBucket& bucketOf(const std::uint32_t* addr) {
+  auto a = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(addr));
+  return timerBuckets[(a * 0x9e3779b97f4a7c15ull) >> (64 - kTimerBucketBits)];
+}
+
+// unlinkLocked removes s from b's list (b.lock held).
+void unlinkLocked(TimerBucket& b, TimerSleeper* s) {
+  for (TimerSleeper** p = &b.head; *p != nullptr; p = &(*p)->next) {
+    if (*p == s) {
+      *p = s->next;
+      break;
+    }
+  }
+  s->linked = false;
+  b.sleepers.fetch_sub(1, std::memory_order_relaxed);
+}
+
+// wakeTimerSleepers sets the events of up to cnt timed sleepers on addr;
+// returns how many. The caller changed *addr before (see above).
+std::uint32_t wakeTimerSleepers(std::uint32_t* addr, std::uint32_t cnt) {
+  TimerBucket& b = bucketOf(addr);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (b.sleepers.load(std::memory_order_relaxed) == 0) return 0;
+  std::uint32_t n = 0;
+  AcquireSRWLockExclusive(&b.lock);
+  for (TimerSleeper* s = b.head; s != nullptr && n < cnt;) {
+    TimerSleeper* next = s->next;
+    if (s->addr == addr) {
+      unlinkLocked(b, s);
+      s->woken = true;
+      SetEvent(s->event);  // under the lock: done before the sleeper settles
+      n++;
+    }
+    s = next;
+  }
+  ReleaseSRWLockExclusive(&b.lock);
+  if (n > 0) wt::counters.timerFutexWakes.fetch_add(n);
+  return n;
+}
+
+// armTimer sets the M's timer ns from now (rounded up to 100 ns), through
+// the same entry point as the trampolines.
+bool armTimer(std::int64_t ns) {
+  std::int64_t ticks = ns / 100 + (ns % 100 != 0 ? 1 : 0);
+  LARGE_INTEGER due;
+  due.QuadPart = -(ticks > 0 ? ticks : 1);
+  auto set = reinterpret_cast<SetWaitableTimerFn>(gort_SetWaitableTimer);
+  return set(mTimer, &due, 0, nullptr, nullptr, FALSE) != 0;
+}
+
+// settle takes s out of its bucket after the wait (or instead of it) and
+// leaves neither the event nor the timer signalled for a later wait:
+// waited is WaitForMultipleObjects' result, or WAIT_FAILED if s did not
+// wait, and timerSet says whether the timer was armed. Returns whether a
+// waker set s's event.
+bool settle(TimerBucket& b, TimerSleeper* s, DWORD waited, bool timerSet) {
+  AcquireSRWLockExclusive(&b.lock);
+  if (s->linked) unlinkLocked(b, s);
+  bool woken = s->woken;
+  ReleaseSRWLockExclusive(&b.lock);
+  if (woken && waited != WAIT_OBJECT_0) WaitForSingleObject(s->event, 0);
+  if (timerSet && waited != WAIT_OBJECT_0 + 1) {
+    CancelWaitableTimer(mTimer);
+    WaitForSingleObject(mTimer, 0);  // it may have fired before the cancel
+  }
+  return woken;
+}
+
+// futexsleepOnTimer is futexsleep for at most ns on the M's timer; false if
+// the caller must wait with WaitOnAddress instead: the timer could not be
+// set (the M then becomes a low-resolution M, as in usleep) or the wait
+// failed.
+bool futexsleepOnTimer(std::uint32_t* addr, std::uint32_t val,
+                       std::int64_t ns) {
+  TimerBucket& b = bucketOf(addr);
+  TimerSleeper self{addr, mWakeEvent, nullptr, true, false};
+  AcquireSRWLockExclusive(&b.lock);
+  self.next = b.head;
+  b.head = &self;
+  b.sleepers.fetch_add(1, std::memory_order_relaxed);
+  ReleaseSRWLockExclusive(&b.lock);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (std::atomic_ref<std::uint32_t>(*addr).load(std::memory_order_relaxed) !=
+      val) {
+    settle(b, &self, WAIT_FAILED, false);
+    return true;
+  }
+  if (!armTimer(ns)) {
+    bool woken = settle(b, &self, WAIT_FAILED, false);
+    fallBack(&wt::counters.setTimerFailures);
+    return woken;
+  }
+  wt::counters.timerFutexSleeps.fetch_add(1, std::memory_order_relaxed);
+  HANDLE objs[2] = {mWakeEvent, mTimer};  // the event first: it wins a tie
+  DWORD r = WaitForMultipleObjects(2, objs, FALSE, INFINITE);
+  bool woken = settle(b, &self, r, true);
+  return r != WAIT_FAILED || woken;
 }
 
 }  // namespace
@@ -276,7 +442,8 @@ void reinit() {
 }
 
 void reset() {
-  hooks = Hooks{realCreateTimer, realLoadWinmm, realHaveSearchSystem32};
+  hooks = Hooks{realCreateTimer, realLoadWinmm, realHaveSearchSystem32,
+                realCreateEvent};
   // Rebuilt rather than zeroed field by field, so a new counter cannot be
   // forgotten (between Runs: nothing updates them now).
   std::destroy_at(&counters);
@@ -337,22 +504,33 @@ void procyield(std::uint32_t cycles) {
   for (std::uint32_t i = 0; i < cycles; i++) YieldProcessor();
 }
 
-// futexsleep: WaitOnAddress in milliseconds, rounded up, so a short timeout
-// never becomes a busy loop.
+// futexsleep mirrors Go's futexsleep (os_linux.go:62) with WaitOnAddress
+// (Go's Windows runtime has no futex: its notes sleep on a per-M event,
+// lock_sema.go). A timed wait on a high-resolution M waits on the M's timer
+// (futexsleepOnTimer); every other wait is WaitOnAddress, whose timeout is in
+// milliseconds, rounded up so that a short timeout never becomes a busy loop.
 void futexsleep(std::uint32_t* addr, std::uint32_t val, std::int64_t ns) {
   ensureInit();
+  if (ns >= 0 && mHighRes && mWakeEvent != nullptr &&
+      futexsleepOnTimer(addr, val, ns)) {
+    return;
+  }
   DWORD ms = INFINITE;
   if (ns >= 0) {
     std::int64_t m = (ns + 999999) / 1000000;
     ms = m >= 0xfffffffe ? 0xfffffffe : static_cast<DWORD>(m);
+    wt::counters.msFutexSleeps.fetch_add(1, std::memory_order_relaxed);
   }
   waitOnAddress(addr, &val, sizeof(val), ms);
 }
 
+// futexwakeup mirrors Go's futexwakeup (os_linux.go:81): the timed sleepers
+// on addr's event first (at most cnt), then WakeByAddress for the rest.
 void futexwakeup(std::uint32_t* addr, std::uint32_t cnt) {
   ensureInit();
+  std::uint32_t woken = wakeTimerSleepers(addr, cnt);
   if (cnt == 1) {
-    wakeOne(addr);
+    if (woken == 0) wakeOne(addr);
   } else {
     wakeAll(addr);
   }
@@ -423,9 +601,10 @@ bool haveHighResTimer() {
 }
 
 // setThreadTimerMode is the usleep half of Go's minit (os_windows.go:974): the
-// M's own high-resolution timer, or the low-resolution path with the 1 ms
-// period. Returns false if the M wanted its timer and could not create one: it
-// then sleeps at low resolution (counted in timerFallbacks).
+// M's own high-resolution timer (and the wake event of its timed futex
+// waits), or the low-resolution path with the 1 ms period. Returns false if the
+// M wanted its timer and could not create one: it then sleeps at low resolution
+// (counted in timerFallbacks).
 bool setThreadTimerMode(TimerMode mode) {
   ensureInit();
   GetCurrentThreadStackLimits(&g0Lo, &g0Hi);
@@ -437,6 +616,7 @@ bool setThreadTimerMode(TimerMode mode) {
     }
     if (mTimer != nullptr) {
       mHighRes = true;
+      createWakeEvent();
       return true;
     }
     fallBack(&wt::counters.timerCreateFailures);
@@ -446,15 +626,17 @@ bool setThreadTimerMode(TimerMode mode) {
   return true;
 }
 
-// mdestroy mirrors Go's mdestroy (os_windows.go:1040): the M's timer is closed
-// only when the M ends, not when it merely parks; a low-resolution M gives up
-// its share of the 1 ms period.
+// mdestroy mirrors Go's mdestroy (os_windows.go:1040): the M's timer (and wake
+// event) is closed only when the M ends, not when it merely parks; a
+// low-resolution M gives up its share of the 1 ms period.
 void mdestroy() {
   if (mTimer != nullptr) {
     CloseHandle(mTimer);
     wt::counters.timersClosed.fetch_add(1);
   }
   mTimer = nullptr;
+  if (mWakeEvent != nullptr) CloseHandle(mWakeEvent);
+  mWakeEvent = nullptr;
   mHighRes = false;
   if (mLowRes) {
     mLowRes = false;

@@ -1,8 +1,9 @@
 // runtime/os/os_windows_testing.h: test hooks of runtime/os/os_windows.cc.
-// tests/os_windows_test.cc replaces the Windows calls the usleep paths
-// depend on, to force each fault path (no high-resolution timer, a failing
-// SetWaitableTimer, winmm missing, no LOAD_LIBRARY_SEARCH_SYSTEM32) and
-// reads what the OS layer did. Nothing here is meant for programs.
+// tests/os_windows_test.cc replaces the Windows calls the usleep and timed
+// futex paths depend on, to force each fault path (no high-resolution
+// timer, a failing SetWaitableTimer, no wake event, winmm missing, no
+// LOAD_LIBRARY_SEARCH_SYSTEM32) and reads what the OS layer did. Nothing here
+// is meant for programs.
 #ifndef GORT_RUNTIME_OS_OS_WINDOWS_TESTING_H_
 #define GORT_RUNTIME_OS_OS_WINDOWS_TESTING_H_
 
@@ -21,6 +22,9 @@ struct Hooks {
   // Whether LoadLibraryExW takes LOAD_LIBRARY_SEARCH_SYSTEM32; false makes
   // loadSystemLib load by the system directory's full path instead.
   bool (*haveSearchSystem32)();
+  // CreateEventW(NULL, FALSE, FALSE, NULL): an M's wake event for its
+  // timed futex waits; returns a HANDLE or nullptr.
+  void* (*createEvent)();
 };
 // hooks: the calls os_windows.cc makes through.
 extern Hooks hooks;
@@ -33,15 +37,23 @@ struct Counters {
   std::atomic<std::int64_t> highResSleeps{0};        // usleep2HighRes completed
   std::atomic<std::int64_t> lowResSleeps{0};         // usleep2 on an M (incl.
                                                      // fallbacks)
-  std::atomic<std::int64_t> setTimerFailures{0};     // fallbacks to usleep2
+  std::atomic<std::int64_t> setTimerFailures{0};     // SetWaitableTimer failed
   std::atomic<std::int64_t> timeBeginPeriods{0};     // timeBeginPeriod(1) calls
   std::atomic<std::int64_t> timeEndPeriods{0};       // timeEndPeriod(1) calls
   std::atomic<std::int64_t> relaxes{0};              // osRelax(true) calls
   std::atomic<std::int64_t> onG0Sleeps{0};           // on an M's own stack
-  std::atomic<std::int64_t> offG0Sleeps{0};  // on an M, not its own stack
-  std::atomic<std::int64_t> nonMSleeps{0};   // on a thread that is no M
+  std::atomic<std::int64_t> offG0Sleeps{0};        // on an M, not its own stack
+  std::atomic<std::int64_t> nonMSleeps{0};         // on a thread that is no M
+  std::atomic<std::int64_t> wakeEventFailures{0};  // Ms left without one
+  // Timed futexsleeps that began waiting on the M's timer and wake event.
+  std::atomic<std::int64_t> timerFutexSleeps{0};
+  // Wake events futexwakeup set for them.
+  std::atomic<std::int64_t> timerFutexWakes{0};
+  // Timed futexsleeps in WaitOnAddress (whole milliseconds).
+  std::atomic<std::int64_t> msFutexSleeps{0};
 };
-// counters: updated by usleep, minit, mdestroy and osRelax.
+// counters: updated by usleep, futexsleep, futexwakeup, minit, mdestroy and
+// osRelax.
 extern Counters counters;
 
 // reinit: runs osinit's probe and resolution again with the current hooks
