@@ -14,11 +14,12 @@
 // buffer is busy; after that no writer touches a buffer until the next
 // StartTrace, so the records can be read and the chunks returned to the pool.
 // An event with a stack stores the stack's id in traceStackTab
-// (trace_stack.h), interned as the event is written (Go's traceStackID): a
-// stack seen before costs a hash and a lock-free lookup, no lock and no
-// allocation. Stopping reads the table with the buffers and then empties it.
-// trace_go.cc writes the records and stacks in Go 1.19's format (what `go
-// tool trace` reads), trace_json.cc the records as Chrome trace event JSON.
+// (trace_stack.h), interned as the event is written (Go's traceStackID
+// (trace.go:784)): a stack seen before costs a hash and a lock-free lookup, no
+// lock and no allocation. Stopping reads the table with the buffers and then
+// empties it. trace_go.cc writes the records and stacks in Go 1.19's format
+// (what `go tool trace` reads), trace_json.cc the records as Chrome trace event
+// JSON.
 #include "trace.h"
 
 #include <cstring>
@@ -43,7 +44,8 @@ std::string traceGo(std::vector<traceRecord>& recs, const traceStacks& stacks,
                     std::int32_t procs);  // trace_go.cc
 
 namespace {
-// The stack ids of the trace running (Go's trace.stackTab); emptied by
+// The stack ids of the trace running (the stackTab of Go's trace
+// (trace.go:130)); emptied by
 // StopTrace once no writer is busy. Never destroyed: an M may still record
 // while the process exits.
 traceStackTable& traceStackTab = *new traceStackTable;

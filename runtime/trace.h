@@ -8,9 +8,9 @@
 // fills. Events Go's trace carries a stack with (create, block, unblock,
 // yield, syscall) walk the goroutine's return addresses (only while a trace
 // in Go's format runs) and store their id in the trace's stack table
-// (trace_stack.h), as Go's traceStackID does. When the trace stops,
-// trace_go.cc writes the records and the table in the execution-trace format
-// of Go 1.19, or trace_json.cc the records as Chrome trace event JSON.
+// (trace_stack.h), as Go's traceStackID (trace.go:784) does. When the trace
+// stops, trace_go.cc writes the records and the table in the execution-trace
+// format of Go 1.19, or trace_json.cc the records as Chrome trace event JSON.
 #ifndef GORT_RUNTIME_TRACE_H_
 #define GORT_RUNTIME_TRACE_H_
 

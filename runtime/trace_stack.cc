@@ -1,5 +1,5 @@
 // runtime/trace_stack.cc: the execution tracer's stack table (Go's
-// traceStackTable, trace.go:947); trace_stack.h explains the design.
+// traceStackTable, trace.go:949); trace_stack.h explains the design.
 #include "trace_stack.h"
 
 #include <algorithm>
@@ -31,7 +31,8 @@ struct traceStackTable::block {
 
 namespace {
 
-// traceStackHash stands for Go's memhash of the return addresses: a
+// traceStackHash stands for Go's memhash (alg.go:47) of the return addresses:
+// a
 // multiply-xorshift over each, its length mixed in.
 std::uint64_t traceStackHash(const std::uintptr_t* pcs, int n) {
   std::uint64_t h = static_cast<std::uint64_t>(n) * 0x9e3779b97f4a7c15u;

@@ -1,5 +1,5 @@
 // runtime/trace_stack.h: the execution tracer's stack table (Go's
-// traceStackTable (trace.go:947)): each distinct stack of return addresses
+// traceStackTable (trace.go:949)): each distinct stack of return addresses
 // gets an id the first time an event records it, the event stores only the
 // id, and the table is written out when the trace stops.
 //
@@ -27,10 +27,11 @@ namespace gort::runtime {
 // traceStacks: the distinct stacks of a trace's records (id i at i - 1).
 using traceStacks = std::vector<std::vector<std::uintptr_t>>;
 
-// traceStackTable mirrors Go's traceStackTable (trace.go:947).
+// traceStackTable mirrors Go's traceStackTable (trace.go:949).
 class traceStackTable {
  public:
-  static constexpr int kBuckets = 1 << 13;  // Go's size
+  // Go's traceStackTable (trace.go:953) has as many buckets.
+  static constexpr int kBuckets = 1 << 13;
   static constexpr int kBlockBytes = 64 << 10;
   static constexpr int kMaxBlocks = 256;  // 16 MiB of stacks at most
 
@@ -47,7 +48,8 @@ class traceStackTable {
   // (trace.go:1045) writes them; here the format's writer does). No put may
   // run meanwhile.
   traceStacks dump();
-  // reset: forgets every stack and frees the arena (the end of Go's dump).
+  // reset: forgets every stack and frees the arena (the end of Go's
+  // traceStackTable.dump (trace.go:1079)).
   // No put may run meanwhile.
   void reset();
 
