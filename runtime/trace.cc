@@ -13,15 +13,16 @@
 // order store-busy / load-on. StopTrace clears traceOn, then waits until no
 // buffer is busy; after that no writer touches a buffer until the next
 // StartTrace, so the records can be read and the chunks returned to the pool.
-// Draining a buffer turns its StackPCs records into an id in a table of
-// distinct stacks, set on the event they precede. trace_go.cc writes the
-// records in Go 1.19's format (what `go tool trace` reads), trace_json.cc as
-// Chrome trace event JSON.
+// An event with a stack stores the stack's id in traceStackTab
+// (trace_stack.h), interned as the event is written (Go's traceStackID
+// (trace.go:784)): a stack seen before costs a hash and a lock-free lookup, no
+// lock and no allocation. Stopping reads the table with the buffers and then
+// empties it. trace_go.cc writes the records and stacks in Go 1.19's format
+// (what `go tool trace` reads), trace_json.cc the records as Chrome trace event
+// JSON.
 #include "trace.h"
 
-#include <algorithm>
 #include <cstring>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -43,12 +44,17 @@ std::string traceGo(std::vector<traceRecord>& recs, const traceStacks& stacks,
                     std::int32_t procs);  // trace_go.cc
 
 namespace {
+// The stack ids of the trace running (the stackTab of Go's trace
+// (trace.go:130)); emptied by
+// StopTrace once no writer is busy. Never destroyed: an M may still record
+// while the process exits.
+traceStackTable& traceStackTab = *new traceStackTable;
+
 constexpr int kChunkEvents = 4096;
 constexpr std::int64_t kMaxChunks = 4096;  // 640 MiB of records at most
 constexpr std::int64_t kPoolKeep = 16;     // chunks kept between traces
 constexpr std::int64_t kPoolStart = 64;    // chunks ready at StartTrace
 constexpr int kMaxStack = 32;              // return addresses per event
-constexpr int kPCsPerRecord = 4;           // in a StackPCs record
 }  // namespace
 
 // traceChunk: a block of records; a buffer is a list of them.
@@ -158,43 +164,13 @@ traceRecord makeRecord(M* mp, traceEv ev, std::int64_t g, std::int64_t a0,
   return r;
 }
 
-// stackTab interns the stacks of one trace's records while they are drained.
-struct stackTab {
-  traceStacks stacks;
-  std::map<std::vector<std::uintptr_t>, std::uint32_t> ids;
-  std::vector<std::uintptr_t> pending;  // PCs of the StackPCs records so far
-
-  // take consumes r: a StackPCs record adds to pending; any other record gets
-  // pending's id (if any) and is appended to out.
-  void take(traceRecord r, std::vector<traceRecord>* out) {
-    if (r.ev == traceEv::StackPCs) {
-      const std::int64_t v[kPCsPerRecord] = {r.ts, r.g, r.a0, r.a1};
-      for (int i = 0; i < r.reason && i < kPCsPerRecord; i++)
-        pending.push_back(static_cast<std::uintptr_t>(v[i]));
-      return;
-    }
-    r.stk = 0;
-    if (!pending.empty()) {
-      auto [it, fresh] = ids.emplace(pending, 0);
-      if (fresh) {
-        stacks.push_back(pending);
-        it->second = static_cast<std::uint32_t>(stacks.size());
-      }
-      r.stk = it->second;
-      pending.clear();
-    }
-    out->push_back(r);
-  }
-};
-
-// drain moves b's records to out (stacks interned in tab) and its chunks to
-// the pool; b must not be written meanwhile (traceOn is false and b is not
-// busy).
-void drain(traceBuf* b, std::vector<traceRecord>* out, stackTab* tab)
+// drain moves b's records to out and its chunks to the pool; b must not be
+// written meanwhile (traceOn is false and b is not busy).
+void drain(traceBuf* b, std::vector<traceRecord>* out)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(traceLock) {
   for (traceChunk* c = b->head; c != nullptr;) {
     traceChunk* next = c->next;
-    for (int i = 0; i < c->n; i++) tab->take(c->ev[i], out);
+    out->insert(out->end(), c->ev, c->ev + c->n);
     chunksInUse--;
     if (poolChunks < kPoolKeep) {
       c->next = chunkPool;
@@ -206,7 +182,6 @@ void drain(traceBuf* b, std::vector<traceRecord>* out, stackTab* tab)
     c = next;
   }
   b->head = b->tail = nullptr;
-  tab->pending.clear();
 }
 
 // prefaultPool fills the pool to kPoolStart chunks (12 MiB), each touched:
@@ -255,14 +230,15 @@ bool stopTrace() ABSL_EXCLUSIVE_LOCKS_REQUIRED(traceCtl) {
     while (b->busy.load()) os::osyield();
   }
   std::vector<traceRecord> recs;
-  stackTab tab;
   lock(&traceLock);
-  for (traceBuf* b : bufs) drain(b, &recs, &tab);
-  drain(&sharedBuf, &recs, &tab);
+  for (traceBuf* b : bufs) drain(b, &recs);
+  drain(&sharedBuf, &recs);
   unlock(&traceLock);
+  traceStacks stacks = traceStackTab.dump();
+  traceStackTab.reset();
   std::string data =
       traceFormat == TraceFormat::kGo
-          ? traceGo(recs, tab.stacks, traceStart, end, traceStartProcs)
+          ? traceGo(recs, stacks, traceStart, end, traceStartProcs)
           : traceJSON(recs, traceStart, end, dropped.load());
   bool ok = os::writeFile(tracePath.c_str(), data.data(), data.size());
   if (!ok) {
@@ -316,24 +292,12 @@ int traceWalk(traceStk how, G* gp, std::uintptr_t* pcs) {
   return n < 0 ? 0 : n;
 }
 
-// appendStack stores pcs[0, n) in b as StackPCs records, before the event.
-void appendStack(traceBuf* b, M* mp, const std::uintptr_t* pcs, int n) {
-  for (int i = 0; i < n; i += kPCsPerRecord) {
-    std::int64_t v[kPCsPerRecord] = {};
-    int k = std::min(kPCsPerRecord, n - i);
-    for (int j = 0; j < k; j++) v[j] = static_cast<std::int64_t>(pcs[i + j]);
-    traceRecord r = makeRecord(mp, traceEv::StackPCs, v[1], v[2], v[3],
-                               static_cast<std::uint8_t>(k));
-    r.ts = v[0];
-    append(b, r, false);
-  }
-}
-
 }  // namespace
 
 // traceEventStack mirrors Go's traceEvent (trace.go:578) with a stack
-// (trace.go:578 and traceStackID): the walk is the platform unwinder's, not
-// Go's gentraceback (traceback.go:33).
+// (traceStackID (trace.go:784)): the walk is the platform unwinder's, not
+// Go's gentraceback (traceback.go:33); the id is interned inside the busy
+// window, so StopTrace never empties the table under a put.
 void traceEventStack(traceEv ev, std::int64_t g, traceStk how, G* gp,
                      std::int64_t a0, std::int64_t a1, std::uint8_t reason) {
   G* me = getg();
@@ -348,8 +312,9 @@ void traceEventStack(traceEv ev, std::int64_t g, traceStk how, G* gp,
   if (b == nullptr) b = mp->tracebuf = acquireBuf();
   b->busy.store(true);  // seq_cst, before the load of traceOn
   if (traceOn.load()) {
-    appendStack(b, mp, pcs, n);
-    append(b, makeRecord(mp, ev, g, a0, a1, reason), false);
+    traceRecord r = makeRecord(mp, ev, g, a0, a1, reason);
+    r.stk = traceStackTab.put(pcs, n);
+    append(b, r, false);
   }
   b->busy.store(false, std::memory_order_release);
 }

@@ -6,18 +6,19 @@
 // fixed-size record to the calling M's own buffer (trace.cc), so the hot
 // path takes no global lock and allocates only when a chunk of records
 // fills. Events Go's trace carries a stack with (create, block, unblock,
-// yield, syscall) are preceded by StackPCs records holding the goroutine's
-// return addresses, walked only while a trace runs. When the trace stops,
-// trace_go.cc writes the records in the execution-trace format of Go 1.19, or
-// trace_json.cc as Chrome trace event JSON.
+// yield, syscall) walk the goroutine's return addresses (only while a trace
+// in Go's format runs) and store their id in the trace's stack table
+// (trace_stack.h), as Go's traceStackID (trace.go:784) does. When the trace
+// stops, trace_go.cc writes the records and the table in the execution-trace
+// format of Go 1.19, or trace_json.cc the records as Chrome trace event JSON.
 #ifndef GORT_RUNTIME_TRACE_H_
 #define GORT_RUNTIME_TRACE_H_
 
 #include <atomic>
 #include <cstdint>
-#include <vector>
 
 #include "runtime2.h"
+#include "trace_stack.h"
 
 namespace gort::runtime {
 
@@ -43,7 +44,6 @@ enum class traceEv : std::uint8_t {
   NetpollWake,   // netpoll returned a0 ready goroutines (a1 = 1: blocking)
   SpinStart,     // this M starts spinning; a0 = traceSpinHow
   SpinStop,      // this M stops spinning; a0 = traceSpinWhy
-  StackPCs,      // up to 4 return addresses (ts, g, a0, a1) of the next event
   Count,
 };
 
@@ -56,8 +56,8 @@ struct traceRecord {
   std::int32_t m;  // M id, -1 outside the runtime's threads
   std::int16_t p;  // P id, -1 without a P
   traceEv ev;
-  std::uint8_t reason;  // waitReason for GoBlock; PCs held by a StackPCs
-  std::uint32_t stk;    // stack id, set when the buffers are drained (0 none)
+  std::uint8_t reason;  // waitReason for GoBlock
+  std::uint32_t stk;    // id in the trace's traceStackTable (0: no stack)
 };
 
 // traceStk: whose stack an event records.
@@ -66,9 +66,6 @@ enum class traceStk : std::uint8_t {
   self,    // the calling goroutine's own (skipped on g0)
   parked,  // the goroutine passed, switched out (its saved context)
 };
-
-// traceStacks: the distinct stacks of a trace's records (id i at i - 1).
-using traceStacks = std::vector<std::vector<std::uintptr_t>>;
 
 extern std::atomic<bool> traceOn;
 

@@ -281,7 +281,6 @@ void jsonWriter::handle(const traceRecord& r) {
       }
       break;
     }
-    case traceEv::StackPCs:  // drained into stack ids before writing
     case traceEv::Count:
       break;
   }

@@ -7,13 +7,14 @@
 # its distribution-free 95 % confidence interval, and the CPU model.
 #
 # Usage: scripts/trace-cost.sh [ROUNDS] [BENCHTIME]   (default 10 20000x)
-# Needs build/default/benchmarks/gort-compare (scripts/test.sh builds it).
+# Needs build/default/benchmarks/gort-compare (scripts/test.sh builds it);
+# GORT_COMPARE=path measures another build of it (an A/B of two trees).
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 rounds=${1:-10}
 benchtime=${2:-20000x}
-bin=$root/build/default/benchmarks/gort-compare
+bin=${GORT_COMPARE:-$root/build/default/benchmarks/gort-compare}
 [ -x "$bin" ] || die "build gort-compare first (scripts/test.sh)"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT

@@ -214,6 +214,11 @@ class Reader {
     }
     if (t->frequency == 0) return Fail(err, "no EvFrequency");
     for (auto& [id, a] : rawStk) {
+      // Go's parser keeps the last; a writer that names two stacks by one
+      // id has given some events the wrong stack.
+      if (t->stacks.count(id) != 0) {
+        return Fail(err, "stack " + std::to_string(id) + " written twice");
+      }
       std::vector<Frame> fr;
       for (std::uint64_t i = 0; i < a[1]; i++) {
         Frame f;

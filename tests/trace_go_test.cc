@@ -3,14 +3,19 @@
 // program whose events are known and checks that Go's events for them are
 // there, with the stacks that name the code that caused them, and that the
 // whole trace replays through Go's state machine. scripts/trace-test.sh
-// opens such traces with `go tool trace` itself.
+// opens such traces with `go tool trace` itself. The stack table the events'
+// stack ids come from (runtime/trace_stack.h) is tested directly too.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <memory>
+#include <random>
 #include <set>
 #include <string>
+#include <thread>
+#include <tuple>
 #include <vector>
 
 #include "go_trace_reader.h"
@@ -18,6 +23,7 @@
 #include "gtest/gtest.h"
 #include "test_os.h"
 #include "trace_known.h"
+#include "trace_stack.h"
 #include "watchdog.h"
 
 namespace {
@@ -234,6 +240,18 @@ std::string CallerSequence(const gt::Trace& t, int ev, const std::string& a,
   return seq;
 }
 
+// The stack ids of the events of type ev whose stack names fn.
+std::set<std::uint64_t> StackIds(const gt::Trace& t, int ev,
+                                 const std::string& fn) {
+  std::set<std::uint64_t> ids;
+  for (const gt::Event& e : t.events) {
+    if (e.type == ev && Names(t, e.stk, fn)) ids.insert(e.stk);
+  }
+  return ids;
+}
+
+// Each caller's blocks, the same stack every round, share one id (the
+// stack is interned, not stored per event), and A's is not B's.
 TEST(GoTraceTest, StacksOfAlternatingCallersStayApart) {
   if (!kStacks) GTEST_SKIP() << "no goroutine stacks on this target";
   gt::Trace t = Traced("callers", AlternatingCallers);
@@ -243,6 +261,92 @@ TEST(GoTraceTest, StacksOfAlternatingCallersStayApart) {
             want);
   EXPECT_EQ(CallerSequence(t, gt::kGoSleep, "SleepUnderA", "SleepUnderB"),
             want);
+  for (auto [ev, a, b] :
+       {std::tuple{gt::kGoBlockRecv, "RecvUnderA", "RecvUnderB"},
+        std::tuple{gt::kGoSleep, "SleepUnderA", "SleepUnderB"}}) {
+    std::set<std::uint64_t> idsA = StackIds(t, ev, a),
+                            idsB = StackIds(t, ev, b);
+    EXPECT_EQ(idsA.size(), 1u) << a;
+    EXPECT_EQ(idsB.size(), 1u) << b;
+    EXPECT_NE(idsA, idsB);
+  }
+}
+
+// TableStacks: distinct stacks that tempt a careless table: thousands of
+// the same depth (so buckets chain stacks of equal length), drawn from a
+// small range of addresses, every prefix of one deep stack, and stacks
+// that are others' addresses in reverse order.
+std::vector<std::vector<std::uintptr_t>> TableStacks() {
+  std::mt19937_64 rnd(30);
+  std::set<std::vector<std::uintptr_t>> seen;
+  std::vector<std::vector<std::uintptr_t>> out;
+  auto add = [&](const std::vector<std::uintptr_t>& s) {
+    if (seen.insert(s).second) out.push_back(s);
+  };
+  for (int i = 0; i < 4000; i++) {
+    std::vector<std::uintptr_t> s(8);
+    for (std::uintptr_t& pc : s) pc = 0x401000 + rnd() % 512;
+    add(s);
+  }
+  std::vector<std::uintptr_t> deep(32);
+  for (std::uintptr_t& pc : deep) pc = 0x401000 + rnd() % 512;
+  for (std::size_t n = 1; n <= deep.size(); n++) {
+    add(std::vector<std::uintptr_t>(deep.begin(), deep.begin() + n));
+  }
+  for (int i = 0; i < 200; i++) add({out[i].rbegin(), out[i].rend()});
+  return out;
+}
+
+// Ms put the same stacks at once, each in its own order, twice: every stack
+// gets one id whoever put it first, no two stacks share one, ids run 1..n,
+// and the table's dump holds each stack at its id (so an event's id always
+// names its own stack in the trace).
+TEST(TraceStackTableTest, ConcurrentPutsGiveEachStackOneId) {
+  namespace rt = gort::runtime;
+  const std::vector<std::vector<std::uintptr_t>> stacks = TableStacks();
+  const std::size_t n = stacks.size();
+  auto tab = std::make_unique<rt::traceStackTable>();
+  constexpr int kThreads = 4;
+  std::vector<std::vector<std::uint32_t>> ids(kThreads,
+                                              std::vector<std::uint32_t>(n, 0));
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; t++) {
+    threads.emplace_back([&, t] {
+      std::vector<std::size_t> order(n);
+      for (std::size_t i = 0; i < n; i++) order[i] = i;
+      std::shuffle(order.begin(), order.end(), std::mt19937(t));
+      for (int round = 0; round < 2; round++) {
+        for (std::size_t i : order) {
+          std::uint32_t id =
+              tab->put(stacks[i].data(), static_cast<int>(stacks[i].size()));
+          if (round == 1 && id != ids[t][i]) id = 0;  // a second id: wrong
+          ids[t][i] = id;
+        }
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  std::set<std::uint32_t> distinct;
+  for (std::size_t i = 0; i < n; i++) {
+    ASSERT_NE(ids[0][i], 0u) << "stack " << i;
+    for (int t = 1; t < kThreads; t++) {
+      ASSERT_EQ(ids[t][i], ids[0][i]) << "stack " << i << ", thread " << t;
+    }
+    distinct.insert(ids[0][i]);
+  }
+  EXPECT_EQ(distinct.size(), n);  // no two stacks share an id
+  EXPECT_EQ(*distinct.begin(), 1u);
+  EXPECT_EQ(*distinct.rbegin(), n);
+  rt::traceStacks dump = tab->dump();
+  ASSERT_EQ(dump.size(), n);
+  for (std::size_t i = 0; i < n; i++) {
+    ASSERT_EQ(dump[ids[0][i] - 1], stacks[i]) << "stack " << i;
+  }
+  EXPECT_EQ(tab->put(nullptr, 0), 0u);  // no stack, no id
+  tab->reset();
+  EXPECT_TRUE(tab->dump().empty());
+  EXPECT_EQ(tab->put(stacks[5].data(), static_cast<int>(stacks[5].size())),
+            1u);  // ids start again
 }
 
 // GORT_TRACE writes Go's format by default, the whole Run: main (G1) is

@@ -137,10 +137,19 @@ void walkFromTrampoline(void* arg) { _Unwind_Backtrace(walkFrame, arg); }
 #endif
 
 #if defined(GORT_HAVE_UNWIND_PARKED)
-// walkCache: the last walks of this thread, direct-mapped by the slot of
-// their first return address (see tracebackParkedCached).
+// walkCache: the last walks of this thread, by the slot of their first
+// return address (see tracebackParkedCached): kSets sets of kWays walks,
+// the set chosen by a hash of every bit of the slot's address (34 KiB a
+// thread that walks). Direct-mapped by bits 3-6 of the address alone (as
+// this cache first was, 16 entries), two walks a thread repeats collided
+// whenever those bits matched, and evicted each other every time: 3-28 %
+// of ChanToSyscallPing's walks went to the
+// unwinder, varying from run to run with where the stacks were mapped
+// (perf probe on _Unwind_Backtrace; about 50 a run now, the first ones).
 struct walkCache {
-  static constexpr int kEntries = 16;
+  static constexpr int kSetBits = 4;
+  static constexpr int kSets = 1 << kSetBits;
+  static constexpr int kWays = 4;
   static constexpr int kMax = 32;
   struct entry {
     std::uintptr_t key = 0;  // slots[0]; 0: empty
@@ -149,11 +158,16 @@ struct walkCache {
     std::uintptr_t pcs[kMax];
     std::uintptr_t slots[kMax];
   };
-  entry entries[kEntries];
+  entry entries[kSets][kWays];
+  std::uint8_t victim[kSets] = {};  // the way the next new walk replaces
   std::int64_t hits = 0;
 
-  entry& at(std::uintptr_t key) {
-    return entries[(key / sizeof(std::uintptr_t)) % kEntries];
+  // set: the index of key's set (a Fibonacci hash of the slot's address).
+  static int set(std::uintptr_t key) {
+    std::uint64_t h =
+        (static_cast<std::uint64_t>(key) / sizeof(std::uintptr_t)) *
+        0x9e3779b97f4a7c15u;
+    return static_cast<int>(h >> (64 - kSetBits));
   }
 };
 
@@ -164,34 +178,50 @@ walkCache* threadWalkCache() {
   return tlsWalkCache.get();
 }
 
-// cacheLookup: e's walk if it started at key with limit max and every one of
-// its slots, all inside [lo, hi), still holds the return address read there.
+// cacheLookup: the cached walk that started at key with limit max, if every
+// one of its slots, all inside [lo, hi), still holds the return address read
+// there; -1 if none.
 int cacheLookup(walkCache* c, std::uintptr_t key, std::uintptr_t lo,
                 std::uintptr_t hi, std::uintptr_t* pcs, int max) {
-  walkCache::entry& e = c->at(key);
-  if (e.key != key || e.max != max) return -1;
-  for (int i = 0; i < e.n; i++) {
-    std::uintptr_t a = e.slots[i];
-    if (a < lo || a + sizeof(std::uintptr_t) > hi ||
-        *reinterpret_cast<const std::uintptr_t*>(a) != e.pcs[i]) {
-      return -1;
+  for (walkCache::entry& e : c->entries[walkCache::set(key)]) {
+    if (e.key != key || e.max != max) continue;
+    for (int i = 0; i < e.n; i++) {
+      std::uintptr_t a = e.slots[i];
+      if (a < lo || a + sizeof(std::uintptr_t) > hi ||
+          *reinterpret_cast<const std::uintptr_t*>(a) != e.pcs[i]) {
+        return -1;
+      }
     }
+    std::memcpy(pcs, e.pcs, sizeof(std::uintptr_t) * e.n);
+    c->hits++;
+    return e.n;
   }
-  std::memcpy(pcs, e.pcs, sizeof(std::uintptr_t) * e.n);
-  c->hits++;
-  return e.n;
+  return -1;
 }
 
 // cacheStore: remembers w's walk, which started at key, if it can be checked
-// later (every pc read from its slot).
+// later (every pc read from its slot): in place of the walk from key with
+// the same limit, else in an empty way, else in the set's ways in turn.
 void cacheStore(walkCache* c, std::uintptr_t key, const Walk& w) {
   if (w.n <= 0 || !w.exact || w.slots[0] != key) return;
-  walkCache::entry& e = c->at(key);
-  e.key = key;
-  e.max = w.max;
-  e.n = w.n;
-  std::memcpy(e.pcs, w.pcs, sizeof(std::uintptr_t) * w.n);
-  std::memcpy(e.slots, w.slots, sizeof(std::uintptr_t) * w.n);
+  int s = walkCache::set(key);
+  walkCache::entry* e = nullptr;
+  for (walkCache::entry& x : c->entries[s]) {
+    if (x.key == key && x.max == w.max) e = &x;
+  }
+  for (walkCache::entry& x : c->entries[s]) {
+    if (e == nullptr && x.key == 0) e = &x;
+  }
+  if (e == nullptr) {
+    e = &c->entries[s][c->victim[s]];
+    c->victim[s] =
+        static_cast<std::uint8_t>((c->victim[s] + 1) % walkCache::kWays);
+  }
+  e->key = key;
+  e->max = w.max;
+  e->n = w.n;
+  std::memcpy(e->pcs, w.pcs, sizeof(std::uintptr_t) * w.n);
+  std::memcpy(e->slots, w.slots, sizeof(std::uintptr_t) * w.n);
 }
 #endif
 
