@@ -50,8 +50,8 @@ std::string FormatResults(const std::vector<Row>& rows, int procs,
     if (row.procs != procs) continue;
     const Benchmark& b = *row.bench;
     const std::string name = row.Name();
-    for (const Series* s : {row.gort, row.go, row.slack}) {
-      if (s->failures > 0) {
+    for (const Series* s : {row.gort, row.go, row.slack, row.c}) {
+      if (s != nullptr && s->failures > 0) {
         notes->push_back(name + " (GOMAXPROCS=" + std::to_string(procs) + ", " +
                          s->label + "): " + std::to_string(s->failures) +
                          " of " + std::to_string(s->runs) +
@@ -129,11 +129,18 @@ std::string FormatResults(const std::vector<Row>& rows, int procs,
       }
       table.push_back(std::move(rss));
     }
-    // Further time targets (ChanToSyscallPing/highres against Go as shipped).
+    // Further time targets (ChanToSyscallPing/highres against Go as
+    // shipped; the TCP rows against the C loop, whose median it shows).
     for (std::size_t i = next; i < checks.size(); ++i) {
       if (checks[i].what.rfind("time", 0) != 0) continue;
       std::vector<std::string> extra(10);
       extra[0] = "  (" + name + ")";
+      if (row.c != nullptr && checks[i].what == "time vs C") {
+        const auto cs = gort::bench::SummarizeMedian(row.c->Values(metric));
+        extra[0] = "  (" + name + ") C loop";
+        extra[1] = value(cs);
+        extra[4] = paired(row.c);
+      }
       fill(&extra, checks[i]);
       table.push_back(std::move(extra));
     }
