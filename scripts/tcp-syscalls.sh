@@ -24,8 +24,9 @@ set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-markdown="" note="" counts=()
+markdown="" note="" counts=() shown=()
 for a in "$@"; do
+  [[ $a == --note=* ]] || shown+=("$a") # the note has its own line
   case $a in
   --markdown) markdown=docs/performance.md ;;
   --markdown=*) markdown=${a#--markdown=} ;;
@@ -116,7 +117,7 @@ block="## Syscalls per TCP round trip (written by \`scripts/tcp-syscalls.sh\`)
 - gort commit: \`$commit\`; $("$bin/gortbench-go" -version); $(strace -V | head -1)
 - machine: $(uname -sr) $(uname -m), $(nproc) CPUs ($cpu)
 - date: $(date -u); load average $(cut -d' ' -f1-3 /proc/loadavg) at the end
-- command: \`scripts/tcp-syscalls.sh $(shell_join "$@")\`; each row
+- command: \`scripts/tcp-syscalls.sh${shown[*]+ $(shell_join "${shown[@]}")}\`; each row
   (calls(N=$n2) - calls(N=$n1)) / $((n2 - n1)), GOMAXPROCS 1, all threads
 ${note:+- note: $note
 }
