@@ -795,7 +795,9 @@ class Parent {
       "plain C, one thread and one epoll loop (gort-tcp-floor-c),\nin the "
       "same rounds at GOMAXPROCS 1: its median, and in the gort/Go column "
       "the\nmedian paired ratio gort/C, which that line's target "
-      "judges.\n\n";
+      "judges. (X) CPU/op: the\nprocess CPU time per op of gort and of the "
+      "C loop and their paired ratio with\nits 95% CI, not judged: waiting "
+      "for a CPU on a loaded machine does not count.\n\n";
 
   const Config& config_;
   std::vector<const Benchmark*> benches_;

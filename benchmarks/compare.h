@@ -160,8 +160,10 @@ struct Sample {
   double stolen_per_op = 0;      // gort only: goroutines moved.
 };
 
-// Which number of a Sample a statistic is about.
-enum class Metric { kTime, kKiB, kRss, kCpus };
+// Which number of a Sample a statistic is about; kCpuTime is the process's
+// CPU time per op (ns_per_op x cpus), which time spent waiting for a CPU on
+// a loaded machine does not inflate.
+enum class Metric { kTime, kKiB, kRss, kCpus, kCpuTime };
 
 // The number of s that m names.
 double Get(const Sample& s, Metric m);

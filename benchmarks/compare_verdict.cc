@@ -23,6 +23,8 @@ double Get(const Sample& s, Metric m) {
       return s.peak_rss_kib;
     case Metric::kCpus:
       return s.cpus;
+    case Metric::kCpuTime:
+      return s.ns_per_op * s.cpus;
   }
   return 0;
 }
