@@ -89,6 +89,24 @@ void sortLockOrder(scase* cases, std::uint16_t* order, int n) {
   }
 }
 
+// shuffleTies puts the cases on one channel, adjacent after sortLockOrder,
+// in a random order (Fisher-Yates), so which of them a sender or receiver
+// finds queued first is random, as in Go, whose lock order is sorted from
+// the random poll order. One predictable comparison per case when no two
+// cases share a channel.
+void shuffleTies(scase* cases, std::uint16_t* order, int n) {
+  for (int i = 0; i + 1 < n;) {
+    int j = i + 1;
+    while (j < n && cases[order[j]].c == cases[order[i]].c) j++;
+    for (int k = j - 1; k > i; k--) {
+      int r = i + static_cast<int>(
+                      fastrandn(static_cast<std::uint32_t>(k - i + 1)));
+      std::swap(order[k], order[r]);
+    }
+    i = j;
+  }
+}
+
 }  // namespace
 
 }  // namespace gort::runtime
@@ -107,13 +125,18 @@ int selectgo(scase* cases, int ncases, std::uint16_t* order, bool block,
   std::uint16_t* lockorder = order + ncases;
   *recvOK = false;
 
-  // Random poll order over the non-nil cases.
+  // Random poll order over the non-nil cases. The lock order starts from
+  // the cases' own order, where Go sorts a copy of the poll order: sorting
+  // then makes the same comparisons in every run of the same select, which
+  // the branch predictor learns (from a random order half of them miss);
+  // shuffleTies gives cases on one channel the random order they get in Go.
   int norder = 0;
   for (int i = 0; i < ncases; i++) {
     if (cases[i].c == nullptr) continue;
     int j = static_cast<int>(fastrandn(static_cast<std::uint32_t>(norder + 1)));
     pollorder[norder] = pollorder[j];
     pollorder[j] = static_cast<std::uint16_t>(i);
+    lockorder[norder] = static_cast<std::uint16_t>(i);
     norder++;
   }
   if (norder == 0) {
@@ -124,8 +147,8 @@ int selectgo(scase* cases, int ncases, std::uint16_t* order, bool block,
            norder == ncases ? waitReason::selectNoCases : waitReason::select);
     throw_("unreachable");
   }
-  for (int i = 0; i < norder; i++) lockorder[i] = pollorder[i];
   sortLockOrder(cases, lockorder, norder);
+  shuffleTies(cases, lockorder, norder);
 
   sellock(cases, lockorder, norder);
 
@@ -181,7 +204,8 @@ int selectgo(scase* cases, int ncases, std::uint16_t* order, bool block,
     throw Panic("gort: blocking select outside a goroutine");
   }
 
-  // Pass 2: enqueue on every channel, in lock order.
+  // Pass 2: enqueue on every channel, in lock order (selparkcommit unlocks
+  // along gp->waiting, so one channel's cases must be adjacent there).
   sudog** nextp = &gp->waiting;
   for (int k = 0; k < norder; k++) {
     scase& cas = cases[lockorder[k]];

@@ -194,3 +194,19 @@ release_build() {
   fi
   cmake --build "$build_dir" --target "$@"
 }
+
+# trace_ping BIN OUT BENCHTIME SUFFIX: ChanToSyscallPing at GOMAXPROCS 1
+# traced by Go 1.19 (BIN/gortbench-go) and by gort in each usleep mode
+# (BIN/gort-compare's child), into OUT/go$SUFFIX.trace,
+# OUT/gort-lowres$SUFFIX.trace and OUT/gort-highres$SUFFIX.trace, each run's
+# output beside it as .result (scripts/trace-side-by-side*.sh).
+trace_ping() {
+  local bin=$1 out=$2 benchtime=$3 suffix=$4 mode
+  "$bin/gortbench-go" -bench=ChanToSyscallPing -benchtime="$benchtime" \
+    -procs=1 -trace="$out/go$suffix.trace" >"$out/go$suffix.result"
+  for mode in lowres highres; do
+    GORT_TRACE="$out/gort-$mode$suffix.trace" "$bin/gort-compare" --child \
+      --bench=ChanToSyscallPing --procs=1 --benchtime="$benchtime" \
+      --usleep="$mode" >"$out/gort-$mode$suffix.result"
+  done
+}

@@ -32,29 +32,13 @@ using Clock = std::chrono::steady_clock;
 // FullListener: a loopback listener with backlog 0 whose one queue place is
 // taken, so Linux drops the next SYN and a connect waits (for the
 // retransmission, a second away).
-struct FullListener {
-  int fd = -1;
+struct FullListener : Loopback {
   int filler = -1;
-  sockaddr_in addr{};
-  FullListener() {
-    fd = socket(AF_INET, SOCK_STREAM, 0);
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof addr;
+  FullListener() : Loopback(0) {
     filler = socket(AF_INET, SOCK_STREAM, 0);
-    if (bind(fd, sa(), len) != 0 || listen(fd, 0) != 0 ||
-        getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0 ||
-        connect(filler, sa(), len) != 0) {
-      std::abort();
-    }
+    if (connect(filler, sa(), sizeof addr) != 0) std::abort();
   }
-  ~FullListener() {
-    close(filler);
-    close(fd);
-  }
-  const sockaddr* sa() const {
-    return reinterpret_cast<const sockaddr*>(&addr);
-  }
+  ~FullListener() { close(filler); }
 };
 
 // A blocking connect that has to wait parks: another goroutine runs

@@ -75,22 +75,44 @@ TEST(HooksTest, BlockingReadParksAndOthersRun) {
   });
 }
 
+// SmallPair: a Pair whose end a has a 4 KiB send buffer, quickly filled.
+struct SmallPair : Pair {
+  SmallPair() {
+    int size = 4096;
+    if (setsockopt(a, SOL_SOCKET, SO_SNDBUF, &size, sizeof size) != 0) {
+      std::abort();
+    }
+  }
+};
+
+// EachCallParks: for each of a family's five calls, call(which, b) on a
+// blocking socket that prepare(which) left unready parks until a witness
+// goroutine has run unblock(), then moves b's one byte, 'k'.
+template <class Prepare, class Unblock, class Call>
+void EachCallParks(char byte, Prepare prepare, Unblock unblock, Call call) {
+  for (int which = 0; which < 5; which++) {
+    prepare(which);
+    Witness w;
+    w.start(unblock);
+    OneByte b(byte);
+    EXPECT_EQ(call(which, b), 1) << which;
+    EXPECT_EQ(b.c, 'k') << which;
+    EXPECT_TRUE(w.ran) << which;
+  }
+}
+
 TEST(HooksTest, EveryReadCallParks) {
   Pair p;
   Run1([&] {
-    for (int which = 0; which < 5; which++) {
-      Witness w;
-      w.start([&] { EXPECT_EQ(send(p.b, "k", 1, 0), 1); });
-      OneByte b(0);
-      ssize_t r = which == 0   ? read(p.a, &b.c, 1)
-                  : which == 1 ? recv(p.a, &b.c, 1, 0)
-                  : which == 2 ? recvfrom(p.a, &b.c, 1, 0, nullptr, nullptr)
-                  : which == 3 ? recvmsg(p.a, &b.m, 0)
-                               : readv(p.a, &b.v, 1);
-      EXPECT_EQ(r, 1) << which;
-      EXPECT_EQ(b.c, 'k') << which;
-      EXPECT_TRUE(w.ran) << which;
-    }
+    EachCallParks(
+        0, [](int) {}, [&] { EXPECT_EQ(send(p.b, "k", 1, 0), 1); },
+        [&](int which, OneByte& b) {
+          return which == 0   ? read(p.a, &b.c, 1)
+                 : which == 1 ? recv(p.a, &b.c, 1, 0)
+                 : which == 2 ? recvfrom(p.a, &b.c, 1, 0, nullptr, nullptr)
+                 : which == 3 ? recvmsg(p.a, &b.m, 0)
+                              : readv(p.a, &b.v, 1);
+        });
   });
 }
 
@@ -98,37 +120,31 @@ TEST(HooksTest, EveryReadCallParks) {
 // drains it (the witness); unhooked, it would return EAGAIN from the
 // non-blocking socket underneath.
 TEST(HooksTest, EveryWriteCallParks) {
-  Pair p;
-  int size = 4096;
-  ASSERT_EQ(setsockopt(p.a, SOL_SOCKET, SO_SNDBUF, &size, sizeof size), 0);
-  Run1([&] {
-    for (int which = 0; which < 5; which++) {
-      std::string fill(4096, 'f');
-      while (send(p.a, fill.data(), fill.size(), MSG_DONTWAIT) > 0) {
-      }
-      ASSERT_EQ(errno, EAGAIN) << which;  // full: a blocking write waits
-      Witness w;
-      w.start([&] {
-        char buf[1 << 16];
-        while (recv(p.b, buf, sizeof buf, MSG_DONTWAIT) > 0) {
-        }
-      });
-      OneByte b('k');
-      ssize_t r = which == 0   ? write(p.a, &b.c, 1)
-                  : which == 1 ? send(p.a, &b.c, 1, 0)
-                  : which == 2 ? sendto(p.a, &b.c, 1, 0, nullptr, 0)
-                  : which == 3 ? sendmsg(p.a, &b.m, 0)
-                               : writev(p.a, &b.v, 1);
-      EXPECT_EQ(r, 1) << which;
-      EXPECT_TRUE(w.ran) << which;
+  SmallPair p;
+  auto fill = [&](int which) {
+    std::string fill(4096, 'f');
+    while (send(p.a, fill.data(), fill.size(), MSG_DONTWAIT) > 0) {
     }
+    ASSERT_EQ(errno, EAGAIN) << which;  // full: a blocking write waits
+  };
+  auto drain = [&] {
+    char buf[1 << 16];
+    while (recv(p.b, buf, sizeof buf, MSG_DONTWAIT) > 0) {
+    }
+  };
+  Run1([&] {
+    EachCallParks('k', fill, drain, [&](int which, OneByte& b) {
+      return which == 0   ? write(p.a, &b.c, 1)
+             : which == 1 ? send(p.a, &b.c, 1, 0)
+             : which == 2 ? sendto(p.a, &b.c, 1, 0, nullptr, 0)
+             : which == 3 ? sendmsg(p.a, &b.m, 0)
+                          : writev(p.a, &b.v, 1);
+    });
   });
 }
 
 TEST(HooksTest, BlockingWriteParksUntilTheReaderDrains) {
-  Pair p;
-  int size = 4096;
-  ASSERT_EQ(setsockopt(p.a, SOL_SOCKET, SO_SNDBUF, &size, sizeof size), 0);
+  SmallPair p;
   Run1([&] {
     std::string big(1 << 20, 'z');
     std::atomic<std::size_t> got{0};
@@ -304,27 +320,6 @@ TEST(HooksTest, ErrnoIsPreservedAcrossAParkedCall) {
     EXPECT_EQ(errno, EDOM);  // libc leaves errno alone on success
   });
 }
-
-// Loopback: a blocking TCP listener on 127.0.0.1, port chosen by the kernel.
-struct Loopback {
-  int fd = -1;
-  sockaddr_in addr{};
-  Loopback() {
-    fd = socket(AF_INET, SOCK_STREAM, 0);
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof addr;
-    if (bind(fd, reinterpret_cast<sockaddr*>(&addr), len) != 0 ||
-        listen(fd, 128) != 0 ||
-        getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-      std::abort();
-    }
-  }
-  ~Loopback() { close(fd); }
-  const sockaddr* sa() const {
-    return reinterpret_cast<const sockaddr*>(&addr);
-  }
-};
 
 TEST(HooksTest, AcceptParksAndConnectCompletes) {
   Loopback l;

@@ -1,10 +1,13 @@
 // tests/hooks_test.h: what the gort::hooks tests share (hooks_test.cc,
 // hooks_edge_test.cc): a short-watchdog Run at GOMAXPROCS 1, a socket pair,
-// a witness that another goroutine got the P, and descriptor counting.
+// a loopback listener, a witness that another goroutine got the P, and
+// descriptor counting.
 #ifndef GORT_TESTS_HOOKS_TEST_H_
 #define GORT_TESTS_HOOKS_TEST_H_
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -42,6 +45,29 @@ struct Pair {
   ~Pair() {
     if (a >= 0) close(a);
     if (b >= 0) close(b);
+  }
+};
+
+// Loopback: a blocking TCP listener on 127.0.0.1 with the given backlog, port
+// chosen by the kernel.
+struct Loopback {
+  int fd = -1;
+  sockaddr_in addr{};
+  explicit Loopback(int backlog = 128) {
+    fd = socket(AF_INET, SOCK_STREAM, 0);
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    if (bind(fd, sa(), len) != 0 || listen(fd, backlog) != 0 ||
+        getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+      std::abort();
+    }
+  }
+  ~Loopback() { close(fd); }
+  Loopback(const Loopback&) = delete;
+  Loopback& operator=(const Loopback&) = delete;
+  const sockaddr* sa() const {
+    return reinterpret_cast<const sockaddr*>(&addr);
   }
 };
 

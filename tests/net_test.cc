@@ -37,15 +37,12 @@
 #include "gort/gort.h"
 #include "gtest/gtest.h"
 #include "net/hook.h"
+#include "net_test.h"
 #include "watchdog.h"
 
 namespace {
 
-using namespace std::chrono_literals;
-using Clock = std::chrono::steady_clock;
-using gort::net::Conn;
-using gort::net::Error;
-using gort::net::Listener;
+using namespace gort_net_test;
 
 class NetTest : public gort_test::WatchedTest {};
 
@@ -53,8 +50,6 @@ class NetProcsTest : public gort_test::ProcsTest {};
 
 INSTANTIATE_TEST_SUITE_P(Procs, NetProcsTest, testing::Values(1, 2, 4),
                          gort_test::ProcsName);
-
-gort::Options Procs(int n) { return gort::Options{.maxprocs = n}; }
 
 // Reads exactly n bytes unless EOF comes first; returns the count.
 std::size_t ReadFull(Conn& c, void* buf, std::size_t n) {
@@ -66,11 +61,6 @@ std::size_t ReadFull(Conn& c, void* buf, std::size_t n) {
     got += k;
   }
   return got;
-}
-
-// Lets every other runnable goroutine run until it parks (GOMAXPROCS 1).
-void LetOthersPark() {
-  for (int i = 0; i < 20; i++) gort::Gosched();
 }
 
 // Serves one echo connection until EOF.
@@ -1066,6 +1056,30 @@ TEST_F(NetDeathTest, BrokenPipeThroughFDIsAnErrorAndLeavesHandler) {
           close(q[0]);
           if (write(q[1], "x", 1) >= 0 || userSigpipes.load() != 1) code = 9;
         }
+        std::exit(code);
+      },
+      testing::ExitedWithCode(0), "");
+}
+
+// A socket through poll::FD whose peer has gone: EPIPE, not death. fdOpen
+// gives a socket send(MSG_NOSIGNAL), as net's own; a plain write(2) would
+// die of SIGPIPE (no handler here).
+TEST_F(NetDeathTest, BrokenSocketThroughFDIsAnError) {
+  EXPECT_EXIT(
+      {
+        int code = 3;
+        gort::Run([&code] {
+          int sv[2];
+          if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) return;
+          close(sv[0]);
+          gort::poll::FD w(sv[1]);
+          try {
+            w.Write("x", 1);
+            code = 4;
+          } catch (const Error& e) {
+            code = e.Errno() == EPIPE ? 0 : 5;
+          }
+        });
         std::exit(code);
       },
       testing::ExitedWithCode(0), "");

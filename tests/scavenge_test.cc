@@ -90,6 +90,16 @@ void Spike(int n, gort::Chan<int> gate, gort::WaitGroup* done) {
   started.Wait();
 }
 
+// Starts n GoGated goroutines, then lets them all end; returns once they
+// have.
+void SpikeThatEnds(int n) {
+  auto gate = gort::MakeChan<int>();
+  gort::WaitGroup done;
+  Spike(n, gate, &done);
+  gate.Close();
+  done.Wait();
+}
+
 // Waits (parked in Sleep, not spinning) until the scavenger has freed at
 // least want goroutines in this Run.
 void AwaitFreed(std::int64_t want) {
@@ -127,11 +137,7 @@ TEST_F(ScavengeTest, IdleGoroutinesAndTheirStacksGoBack) {
               << "KiB: before " << before << ", peak " << peak << ", after "
               << after;
         }
-        auto gate2 = gort::MakeChan<int>();
-        gort::WaitGroup done2;
-        Spike(kN, gate2, &done2);
-        gate2.Close();
-        done2.Wait();
+        SpikeThatEnds(kN);
       },
       Procs(2));
 }
@@ -175,11 +181,7 @@ TEST_F(ScavengeTest, OffWithZero) {
   gort::Stats s;
   RunGuarded(
       [&] {
-        auto gate = gort::MakeChan<int>();
-        gort::WaitGroup done;
-        Spike(2000, gate, &done);
-        gate.Close();
-        done.Wait();
+        SpikeThatEnds(2000);
         gort::Sleep(std::chrono::milliseconds(100));
         s = gort::ReadStats();
       },
@@ -207,11 +209,7 @@ TEST_F(ScavengeDeathTest, SchedtraceShowsReleasedStacks) {
         setenv("GODEBUG", "scavenge=20,schedtrace=10", 1);
         RunGuarded(
             [] {
-              auto gate = gort::MakeChan<int>();
-              gort::WaitGroup done;
-              Spike(2000, gate, &done);
-              gate.Close();
-              done.Wait();
+              SpikeThatEnds(2000);
               AwaitFreed(1000);
               gort::Sleep(std::chrono::milliseconds(30));  // one more line
             },

@@ -19,15 +19,12 @@
 
 #include "gort/gort.h"
 #include "gtest/gtest.h"
+#include "net_test.h"
 #include "watchdog.h"
 
 namespace {
 
-using namespace std::chrono_literals;
-using Clock = std::chrono::steady_clock;
-using gort::net::Conn;
-using gort::net::Error;
-using gort::net::PacketConn;
+using namespace gort_net_test;
 
 class UDPTest : public gort_test::WatchedTest {};
 
@@ -35,11 +32,6 @@ class UDPProcsTest : public gort_test::ProcsTest {};
 
 INSTANTIATE_TEST_SUITE_P(Procs, UDPProcsTest, testing::Values(1, 2, 4),
                          gort_test::ProcsName);
-
-// Lets every other runnable goroutine run until it parks (GOMAXPROCS 1).
-void LetOthersPark() {
-  for (int i = 0; i < 20; i++) gort::Gosched();
-}
 
 // What f throws, or "no error".
 template <class F>

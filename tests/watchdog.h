@@ -140,6 +140,12 @@ inline gort::Options Procs(int n) {
   return options;
 }
 
+// Lets every other runnable goroutine run until it parks: at GOMAXPROCS 1
+// a few Goscheds make "blocked" certain without sleeping.
+inline void LetOthersPark() {
+  for (int i = 0; i < 20; i++) gort::Gosched();
+}
+
 // The name of a test instantiated per GOMAXPROCS value n: "P<n>". Built by
 // appending: GCC 12 warns falsely (-Wrestrict) on "P" + std::to_string(n).
 inline std::string ProcsName(const ::testing::TestParamInfo<int>& info) {

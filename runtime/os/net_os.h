@@ -51,6 +51,14 @@ int fdWrite(std::intptr_t fd, const void* buf, std::size_t len, std::size_t* n);
 // sockWrite: one send(2) on a socket, MSG_NOSIGNAL (no SIGPIPE).
 int sockWrite(std::intptr_t fd, const void* buf, std::size_t len,
               std::size_t* n);
+// WriteFn: one write call of the shape of fdWrite.
+using WriteFn = int (*)(std::intptr_t fd, const void* buf, std::size_t len,
+                        std::size_t* n);
+// fdWriter: the write call for descriptor fd, chosen once when it is
+// wrapped, since its kind never changes: a socket's is sockWrite, a pipe's
+// (and fds 1 and 2) fdWrite, any other's one plain write(2), which cannot
+// raise SIGPIPE and so needs no signal mask around it (an eventfd, a file).
+WriteFn fdWriter(std::intptr_t fd);
 
 // IoVec: one buffer of a gathered write.
 struct IoVec {

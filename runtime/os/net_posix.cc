@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -138,6 +139,33 @@ int sockWrite(std::intptr_t fd, const void* buf, std::size_t len,
     }
     if (errno != EINTR) return code(errno);
   }
+}
+
+namespace {
+// plainWrite: one write(2), for descriptors that cannot raise SIGPIPE.
+int plainWrite(std::intptr_t fd, const void* buf, std::size_t len,
+               std::size_t* n) {
+  for (;;) {
+    ssize_t r = write(fdOf(fd), buf, len);
+    if (r >= 0) {
+      *n = static_cast<std::size_t>(r);
+      return 0;
+    }
+    if (errno != EINTR) return code(errno);
+  }
+}
+}  // namespace
+
+// fdWriter: Linux raises SIGPIPE only for pipes (FIFOs) and sockets. Go
+// needs no such choice (its handler ignores the signal, os/file_unix.go's
+// epipecheck); gort leaves the handler to the program, so it keeps the
+// masking write (three more system calls) to the descriptors that need it.
+WriteFn fdWriter(std::intptr_t fd) {
+  struct stat st;
+  if (fd == 1 || fd == 2 || fstat(fdOf(fd), &st) != 0) return fdWrite;
+  if (S_ISSOCK(st.st_mode)) return sockWrite;
+  if (S_ISFIFO(st.st_mode)) return fdWrite;
+  return plainWrite;
 }
 
 int sockWritev(std::intptr_t fd, const IoVec* v, int n, std::size_t* done) {

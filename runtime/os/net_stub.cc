@@ -21,6 +21,7 @@ int fdRead(std::intptr_t, void*, std::size_t, std::size_t*) {
 int fdWrite(std::intptr_t, const void*, std::size_t, std::size_t*) {
   return kErrNotSupported;
 }
+WriteFn fdWriter(std::intptr_t) { return fdWrite; }
 int sockSocket(Family, std::intptr_t*, bool) { return kErrNotSupported; }
 int sockRecvFrom(std::intptr_t, void*, std::size_t, std::size_t*, SockAddr*) {
   return kErrNotSupported;

@@ -313,6 +313,9 @@ int sockWrite(std::intptr_t fd, const void* buf, std::size_t len,
   return fdWrite(fd, buf, len, n);  // Winsock raises no SIGPIPE
 }
 
+// fdWriter: Windows raises no SIGPIPE: every descriptor writes with fdWrite.
+WriteFn fdWriter(std::intptr_t) { return fdWrite; }
+
 int sockWritev(std::intptr_t, const IoVec*, int, std::size_t*) {
   return kErrNotSupported;  // fdWritev writes buffer by buffer here
 }

@@ -265,6 +265,7 @@ fdImpl* fdOpen(std::intptr_t sysfd, bool isFile, int* err) {
   auto* fd = new fdImpl;
   fd->sysfd = sysfd;
   fd->isFile = isFile;
+  fd->write1 = isFile ? os::fdWriter(sysfd) : os::sockWrite;
   int perr = 0;
   fd->pd = runtime::pollOpen(static_cast<std::uintptr_t>(sysfd), &perr);
   if (fd->pd != nullptr && os::ioCompletion()) {
@@ -395,8 +396,9 @@ int fdWrite(fdImpl* fd, const void* buf, std::size_t len, std::size_t* n) {
     std::size_t max = len - *n > kMaxRW ? kMaxRW : len - *n;
     std::size_t w = 0;
     int err;
-    // A socket of net: send(MSG_NOSIGNAL); a file: a SIGPIPE-safe write.
-    auto write1 = fd->isFile ? os::fdWrite : os::sockWrite;
+    // A socket: send(MSG_NOSIGNAL); a pipe: a SIGPIPE-safe write; any other
+    // descriptor: a plain write (fdOpen chose).
+    auto write1 = fd->write1;
     if (fd->pd == nullptr) {
       runtime::entersyscall();
       err = write1(fd->sysfd, p + *n, max, &w);

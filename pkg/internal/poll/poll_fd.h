@@ -20,6 +20,9 @@ namespace gort::os {
 struct IoOp;
 struct SockAddr;
 struct IoVec;
+// os::WriteFn (os/net_os.h): one write call.
+using WriteFn = int (*)(std::intptr_t fd, const void* buf, std::size_t len,
+                        std::size_t* n);
 }  // namespace gort::os
 
 namespace gort::poll::internal {
@@ -59,7 +62,8 @@ struct fdImpl {
                             // (internal/poll/fd_windows.go:228), wop)
   std::uint32_t csema = 0;  // Close waits here for destroy
   bool isFile = true;       // errors say "file", not "network"
-  bool stream = true;       // false for datagrams: a 0-byte read is a packet
+  os::WriteFn write1 = nullptr;  // one write: os::fdWriter's, or sockWrite
+  bool stream = true;  // false for datagrams: a 0-byte read is a packet
   // raise throws the owner's poll::Error for a failed call; it runs while
   // the call still holds its reference, so Close (and the owner's
   // destructor) cannot free what the message is built from meanwhile.
