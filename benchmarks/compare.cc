@@ -35,6 +35,13 @@
 // confidence interval, and the change of the median where a Mann-Whitney U
 // test gives p < 0.05.
 //
+// The C floor: TCPPingPong and TCPPingPong100 also have a twin in plain C
+// with one thread and one epoll loop (benchmarks/c/tcp_pingpong.c, built as
+// gort-tcp-floor-c next to this executable), run at GOMAXPROCS 1 as a third
+// kind of child in the same shuffled rounds; those rows are also judged on
+// the paired ratio gort/C (c_target), so the scheduler's share of a network
+// round trip is measured against no scheduler at all.
+//
 // Output: every measurement as a Go benchmark line
 // (BenchmarkChanToChanPing-gort-1, BenchmarkChanToChanPing-go-1,
 // BenchmarkChanToChanPing-go-slack1ns-1, ...), then per GOMAXPROCS a table,
@@ -117,6 +124,13 @@ constexpr Benchmark Park(const char* name, std::int64_t goroutines, int rounds,
           {{nullptr, goal, target}, {}}};
 }
 
+// A loop benchmark that is also judged against its C twin (gort-tcp-floor-c)
+// at GOMAXPROCS 1: paired time ratio gort/C at most c_target.
+constexpr Benchmark WithCFloor(Benchmark b, double c_target) {
+  b.c_target = c_target;
+  return b;
+}
+
 // A loop with no Go twin (Go's osyield is not exported), run with --ping
 // only.
 constexpr Benchmark GortOnly(const char* name, void (*loop)(std::int64_t)) {
@@ -155,8 +169,12 @@ constexpr Benchmark kBenchmarks[] = {
     Sized("Skynet", gort::bench::Skynet, gort::bench::kSkynetLeaves,
           Goal::kRatio, 0.7, 2, 1.0),
     // The network poller (issue 13; benchmarks/net_loops.h).
-    Loop("TCPPingPong", gort::bench::TCPPingPong, Goal::kRatio, 1.0),
-    Loop("TCPPingPong100", gort::bench::TCPPingPong100, Goal::kRatio, 1.0),
+    // Issue 27: both also within 1.05x the same op in plain C (the floor).
+    WithCFloor(Loop("TCPPingPong", gort::bench::TCPPingPong, Goal::kRatio, 1.0),
+               1.05),
+    WithCFloor(
+        Loop("TCPPingPong100", gort::bench::TCPPingPong100, Goal::kRatio, 1.0),
+        1.05),
     Loop("TCPStream1MiB", gort::bench::TCPStream1MiB, Goal::kRatio, 1.0),
     Loop("ChanToNetpollPing", gort::bench::ChanToNetpollPing, Goal::kRatio, 1.0,
          2),
@@ -242,6 +260,9 @@ void PrintUsage(FILE* out) {
       "                     no Go (default --procs 1)\n"
       "  --go=PATH          the Go benchmark binary (default gortbench-go\n"
       "                     next to this executable)\n"
+      "  --c=PATH           the C floor of the TCPPingPong rows (default\n"
+      "                     gort-tcp-floor-c next to this executable), run\n"
+      "                     and judged against at GOMAXPROCS 1\n"
       "  --timeout=SECONDS  kill a measurement whose current step makes no\n"
       "                     progress for this long (default 60, 30 with\n"
       "                     --smoke)\n"
@@ -270,6 +291,8 @@ void PrintUsage(FILE* out) {
       "and of one Go measurement (with 1 ns slack: under a parent that set\n"
       "PR_SET_TIMERSLACK to 1):\n"
       "  GOMAXPROCS=P gortbench-go -bench=NAME -benchtime=D\n"
+      "and of one C floor measurement:\n"
+      "  gort-tcp-floor-c -protocol -bench=NAME -benchtime=D\n"
       "\n"
       "Exit status: 0 if every measurement ran, 1 if one failed (crash,\n"
       "hang, Park1M failing to start), 2 for bad flags. Missed targets do\n"
@@ -344,6 +367,8 @@ void ParseOwnFlag(gort::bench::FlagReader& flags, Config& config) {
     config.goroutines = PositiveIntFlag(flags, 100'000'000);
   } else if (name == "go") {
     config.go_binary = flags.Value();
+  } else if (name == "c") {
+    config.c_binary = flags.Value();
   } else {
     UsageError("unknown flag -" + name);
   }
@@ -414,7 +439,7 @@ class Parent {
 
   int Run() {
     SelectBenchmarks();
-    if (!config_.ping && !FindGo()) return 1;
+    if (!config_.ping && (!FindGo() || !FindC())) return 1;
     record_.started_at = Now();
     record_.load_start = LoadAverage();
     if (!config_.markdown.empty()) record_.commit = CommitText(MarkdownDir());
@@ -473,6 +498,30 @@ class Parent {
     }
     record_.go_version = CommandOutput({go_binary_, "-version"});
     return true;
+  }
+
+  // Whether GOMAXPROCS p runs b's C floor as well.
+  static bool HasCFloor(const Benchmark& b, int procs) {
+    return b.c_target > 0 && procs == 1;
+  }
+
+  // Finds gort-tcp-floor-c if a selected row runs it; false (with a
+  // message) if it is missing.
+  bool FindC() {
+    bool needed = false;
+    for (const Benchmark* b : benches_) {
+      for (int procs : config_.procs) needed |= HasCFloor(*b, procs);
+    }
+    if (!needed) return true;
+    c_binary_ = config_.c_binary.empty() ? SelfDir() + "gort-tcp-floor-c"
+                                         : config_.c_binary;
+    if (access(c_binary_.c_str(), X_OK) == 0) return true;
+    std::fprintf(stderr,
+                 "gort-compare: the C floor (%s) is not built: %s\n"
+                 "  build it with: cmake --build <dir> --target "
+                 "gort-tcp-floor-c\n",
+                 c_binary_.c_str(), std::strerror(errno));
+    return false;
   }
 
   // The directory of the --markdown file, for its git commit.
@@ -534,7 +583,8 @@ class Parent {
   }
 
   // The series of b at procs: one per --usleep mode with --ping; else one
-  // per gort variant (each a row) and the two Go columns.
+  // per gort variant (each a row), the two Go columns and, for a row with a
+  // C floor at GOMAXPROCS 1, the C loop.
   Group NewGroup(const Benchmark& b, int procs) {
     const std::string base = std::string("Benchmark") + b.name;
     Group g{&b, procs, {}};
@@ -549,17 +599,23 @@ class Parent {
     Series* go = NewSeries("go", base + "-go", "");
     Series* slack = NewSeries("go-slack1ns", base + "-go-slack1ns", "");
     go->go = slack->go = slack->slack1 = true;
+    Series* c = nullptr;
+    if (HasCFloor(b, procs)) {
+      c = NewSeries("c", base + "-c", "");
+      c->c = true;
+    }
     for (int v = 0; v < b.nvariants; ++v) {
       const char* mode = b.variants[v].mode;
       Series* s = mode == nullptr
                       ? NewSeries("gort", base + "-gort", config_.usleep)
                       : NewSeries(std::string("gort-") + mode,
                                   base + "/" + mode + "-gort", mode);
-      rows_.push_back({&b, procs, v, s, go, slack});
+      rows_.push_back({&b, procs, v, s, go, slack, c});
       g.series.push_back(s);
     }
     g.series.push_back(go);
     g.series.push_back(slack);
+    if (c != nullptr) g.series.push_back(c);
     return g;
   }
 
@@ -584,16 +640,18 @@ class Parent {
   std::vector<std::string> ChildArgv(const Benchmark& b, const Series& s,
                                      int procs) const {
     std::vector<std::string> argv;
-    const char* dash = s.go ? "-" : "--";
+    const char* dash = s.go || s.c ? "-" : "--";
     if (s.go) {
       argv = {go_binary_};
+    } else if (s.c) {
+      argv = {c_binary_, "-protocol"};
     } else {
       argv = {SelfPath(), "--child", "--usleep=" + s.mode};
     }
     argv.push_back(dash + std::string("bench=") + b.name);
     argv.push_back(dash + std::string("benchtime=") + config_.benchtime.text);
     argv.push_back(dash + std::string("procs=") + std::to_string(procs));
-    if (config_.goroutines > 0) {
+    if (config_.goroutines > 0 && !s.c) {
       argv.push_back(dash + std::string("goroutines=") +
                      std::to_string(config_.goroutines));
     }
@@ -616,7 +674,7 @@ class Parent {
       std::fprintf(stderr, "%s: child stderr:\n%s", name.c_str(),
                    o.stderr_text.c_str());
     }
-    if (!s->go) {
+    if (!s->go && !s->c) {
       s->usleep = o.Str("usleep");
       if (s->mode != "auto" && s->usleep != s->mode) {
         std::fprintf(stderr,
@@ -674,7 +732,7 @@ class Parent {
     if (b.rss_target > 0) {
       *line += FormatGoValue(sample.peak_rss_kib * 1024, "peak-rss-B");
     }
-    if (s.go) return sample;
+    if (s.go || s.c) return sample;
     sample.steals_per_op = static_cast<double>(o.Int("steals")) / n;
     sample.stolen_per_op = static_cast<double>(o.Int("stolen")) / n;
     if (config_.stats) {
@@ -737,11 +795,18 @@ class Parent {
       "verdict met when its upper\nend is at or below the target, MISSED "
       "when its lower end is above, else\ninconclusive (which earns more "
       "rounds, up to --max-count). Park rows: resident\nKiB per parked "
-      "goroutine, judged on gort's own interval.\n\n";
+      "goroutine, judged on gort's own interval.\n(X) C loop: X's op in "
+      "plain C, one thread and one epoll loop (gort-tcp-floor-c),\nin the "
+      "same rounds at GOMAXPROCS 1: its median, and in the gort/Go column "
+      "the\nmedian paired ratio gort/C, which that line's target "
+      "judges. (X) CPU/op: the\nprocess CPU time per op of gort and of the "
+      "C loop and their paired ratio with\nits 95% CI, not judged: waiting "
+      "for a CPU on a loaded machine does not count.\n\n";
 
   const Config& config_;
   std::vector<const Benchmark*> benches_;
   std::string go_binary_;
+  std::string c_binary_;
   RunRecord record_;
   std::vector<std::unique_ptr<Series>> storage_;  // Stable addresses.
   std::vector<Group> groups_;  // Every benchmark at every GOMAXPROCS.

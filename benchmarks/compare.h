@@ -65,6 +65,9 @@ struct Benchmark {
   int target_procs = 1;   // Targets are judged at GOMAXPROCS 1..this.
   double rss_target = 0;  // > 0: paired peak-RSS ratio at most this.
   bool go_twin = true;    // false: gort only, run with --ping alone.
+  // > 0: also judged at GOMAXPROCS 1 against its C twin, the floor
+  // (gort-tcp-floor-c, benchmarks/c): paired time ratio at most this.
+  double c_target = 0;
 };
 
 // The benchmark named name, with or without Go's "Benchmark" prefix, or
@@ -88,6 +91,7 @@ struct Config : gort::bench::CommonFlags {
   int max_count = 0;       // 0: kDefaultMaxCountFactor x count.
   std::vector<int> procs;  // Default: 1 with --ping, else ProcsSweep().
   std::string go_binary;   // Default: gortbench-go next to this executable.
+  std::string c_binary;    // Default: gort-tcp-floor-c next to it.
   std::uint64_t seed = 0;
   bool seed_set = false;
   std::string markdown;  // Non-empty: write the results into this file.
@@ -156,19 +160,22 @@ struct Sample {
   double stolen_per_op = 0;      // gort only: goroutines moved.
 };
 
-// Which number of a Sample a statistic is about.
-enum class Metric { kTime, kKiB, kRss, kCpus };
+// Which number of a Sample a statistic is about; kCpuTime is the process's
+// CPU time per op (ns_per_op x cpus), which time spent waiting for a CPU on
+// a loaded machine does not inflate.
+enum class Metric { kTime, kKiB, kRss, kCpus, kCpuTime };
 
 // The number of s that m names.
 double Get(const Sample& s, Metric m);
 
 // One implementation's measurements of one benchmark at one GOMAXPROCS: a
-// gort variant, Go as shipped or Go with 1 ns timer slack.
+// gort variant, Go as shipped, Go with 1 ns timer slack, or the C floor.
 struct Series {
-  std::string label;      // "gort", "gort-lowres", "go", "go-slack1ns".
+  std::string label;      // "gort", "gort-lowres", "go", "go-slack1ns", "c".
   std::string line_name;  // BenchmarkX[/mode]-impl, without "-procs".
   bool go = false;        // Go (gortbench-go), not gort.
   bool slack1 = false;    // Go run with 1 ns timer slack.
+  bool c = false;         // The C floor (gort-tcp-floor-c), not gort.
   std::string mode;       // gort: the usleep mode asked for.
   std::map<int, Sample> by_round;  // Successful runs by round, for pairs.
   std::string usleep;  // gort: the usleep mode in effect, as reported.
@@ -195,14 +202,16 @@ struct Group {
 };
 
 // A row of the results: one gort variant of a benchmark at one GOMAXPROCS,
-// with the two Go columns it is compared with.
+// with the two Go columns it is compared with, and the C floor where the
+// benchmark has one (c_target) and GOMAXPROCS is 1.
 struct Row {
   const Benchmark* bench;
   int procs;
   int variant;  // Index into bench->variants; the gort side of the row.
   Series* gort;
-  Series* go;     // As shipped.
-  Series* slack;  // With 1 ns timer slack.
+  Series* go;           // As shipped.
+  Series* slack;        // With 1 ns timer slack.
+  Series* c = nullptr;  // The C floor, or nullptr.
 
   const Variant& variant_spec() const { return bench->variants[variant]; }
   std::string Name() const {

@@ -37,6 +37,26 @@ namespace {
 // A megabyte figure from KiB.
 std::string Mebibytes(double kib) { return FormatDouble("%.0fMB", kib / 1024); }
 
+// The line under a row's C loop verdict: the CPU time per op of gort and of
+// the C loop (medians), their paired ratio and its 95% interval, for
+// reading only: on a loaded machine it moves far less than wall time.
+std::vector<std::string> CpuTimeLine(const Row& row, const std::string& name,
+                                     const gort::bench::TimeScale& scale) {
+  std::vector<std::string> cells(10);
+  const auto gs =
+      gort::bench::SummarizeMedian(row.gort->Values(Metric::kCpuTime));
+  const auto cs = gort::bench::SummarizeMedian(row.c->Values(Metric::kCpuTime));
+  const auto ratio = gort::bench::SummarizeMedian(
+      PairedRatios(*row.gort, *row.c, Metric::kCpuTime));
+  cells[0] = "  (" + name + ") CPU/op";
+  if (gs.n > 0) cells[1] = WithSpread(scale.Format(gs.median), gs);
+  if (cs.n > 0) cells[2] = "C " + WithSpread(scale.Format(cs.median), cs);
+  if (ratio.n > 0) cells[4] = FormatDouble("%.2f", ratio.median);
+  cells[6] = "(not judged)";
+  cells[7] = Interval(ratio);
+  return cells;
+}
+
 }  // namespace
 
 // The table for one GOMAXPROCS.
@@ -50,8 +70,8 @@ std::string FormatResults(const std::vector<Row>& rows, int procs,
     if (row.procs != procs) continue;
     const Benchmark& b = *row.bench;
     const std::string name = row.Name();
-    for (const Series* s : {row.gort, row.go, row.slack}) {
-      if (s->failures > 0) {
+    for (const Series* s : {row.gort, row.go, row.slack, row.c}) {
+      if (s != nullptr && s->failures > 0) {
         notes->push_back(name + " (GOMAXPROCS=" + std::to_string(procs) + ", " +
                          s->label + "): " + std::to_string(s->failures) +
                          " of " + std::to_string(s->runs) +
@@ -129,13 +149,22 @@ std::string FormatResults(const std::vector<Row>& rows, int procs,
       }
       table.push_back(std::move(rss));
     }
-    // Further time targets (ChanToSyscallPing/highres against Go as shipped).
+    // Further time targets (ChanToSyscallPing/highres against Go as
+    // shipped; the TCP rows against the C loop, whose median it shows).
     for (std::size_t i = next; i < checks.size(); ++i) {
       if (checks[i].what.rfind("time", 0) != 0) continue;
       std::vector<std::string> extra(10);
       extra[0] = "  (" + name + ")";
+      const bool vs_c = row.c != nullptr && checks[i].what == "time vs C";
+      if (vs_c) {
+        const auto cs = gort::bench::SummarizeMedian(row.c->Values(metric));
+        extra[0] = "  (" + name + ") C loop";
+        extra[1] = value(cs);
+        extra[4] = paired(row.c);
+      }
       fill(&extra, checks[i]);
       table.push_back(std::move(extra));
+      if (vs_c) table.push_back(CpuTimeLine(row, name, scale));
     }
   }
   return gort::bench::FormatTable(std::move(table));

@@ -23,6 +23,8 @@ double Get(const Sample& s, Metric m) {
       return s.peak_rss_kib;
     case Metric::kCpus:
       return s.cpus;
+    case Metric::kCpuTime:
+      return s.ns_per_op * s.cpus;
   }
   return 0;
 }
@@ -81,7 +83,9 @@ std::string FormatDouble(const char* format, double v) {
 }
 
 // The reference column's short name.
-const char* RefName(const Series* s) { return s->slack1 ? "Go+1ns" : "Go"; }
+const char* RefName(const Series* s) {
+  return s->c ? "C" : s->slack1 ? "Go+1ns" : "Go";
+}
 
 // The targets that apply to a row, judged on what has been measured so far.
 std::vector<Check> Checks(const Row& row) {
@@ -106,6 +110,9 @@ std::vector<Check> Checks(const Row& row) {
       }
       if (b.rss_target > 0) {
         ratio_check(row.Judged(), Metric::kRss, "peak RSS", b.rss_target);
+      }
+      if (row.c != nullptr) {
+        ratio_check(row.c, Metric::kTime, "time", b.c_target);
       }
       break;
     case Goal::kKiB: {

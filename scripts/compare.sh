@@ -6,6 +6,9 @@
 # 1 ns timer slack, and prints Go benchmark lines and one table per
 # GOMAXPROCS (medians, paired ratios against both Go columns, the 95%
 # confidence interval of the judged ratio, verdict met/missed/inconclusive).
+# TCPPingPong and TCPPingPong100 also run, at GOMAXPROCS 1, the same op in
+# plain C (gort-tcp-floor-c, benchmarks/c: one thread, one epoll loop) in the
+# same rounds, and are judged against it too (issue 27's floor).
 # Takes about 15 minutes on 2 CPUs (inconclusive rows get more rounds).
 #
 # Extra arguments go to gort-compare, e.g.:
@@ -20,8 +23,9 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 scripts/deps.sh
 
-# gort-compare depends on gortbench_go, the `go build` of benchmarks/go.
-release_build gort-compare
+# gort-compare depends on gortbench_go, the `go build` of benchmarks/go, and
+# on gort-tcp-floor-c, the C floor (named here too, for the reader).
+release_build gort-compare gort-tcp-floor-c
 # Recorded by --markdown as the command that produced the results.
 GORT_COMPARE_COMMAND="scripts/compare.sh${1+ $(shell_join "$@")}"
 export GORT_COMPARE_COMMAND
