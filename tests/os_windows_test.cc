@@ -697,6 +697,16 @@ std::int64_t ShortestGortSleep(gort::UsleepMode mode,
   return shortest;
 }
 
+// ExpectTimedWaitsOn: the Runs so far did their timed M waits on the timer
+// (onTimer) or on the address only. At least one: a sleep whose timer is
+// due before its M would wait (a loaded machine) has no wait to count.
+void ExpectTimedWaitsOn(bool onTimer) {
+  std::int64_t timer = wt::counters.timerFutexSleeps.load();
+  std::int64_t ms = wt::counters.msFutexSleeps.load();
+  EXPECT_GE(onTimer ? timer : ms, 1);
+  EXPECT_EQ(onTimer ? ms : timer, 0);
+}
+
 TEST_F(OsWindowsTest, HighResSleepWaitsOnTheTimerAndLastsItsTime) {
   // Every timed M wait of the Run (the idle M's, sysmon's) is on a timer.
   EXPECT_GE(ShortestGortSleep(gort::UsleepMode::kHighRes,
@@ -705,18 +715,14 @@ TEST_F(OsWindowsTest, HighResSleepWaitsOnTheTimerAndLastsItsTime) {
   EXPECT_GE(ShortestGortSleep(gort::UsleepMode::kHighRes,
                               std::chrono::microseconds(10), 20),
             10'000);
-  // At least one: a sleep whose timer is due before its M would wait (a
-  // loaded machine) has no wait to count.
-  EXPECT_GE(wt::counters.timerFutexSleeps.load(), 1);
-  EXPECT_EQ(wt::counters.msFutexSleeps.load(), 0);
+  ExpectTimedWaitsOn(true);
 }
 
 TEST_F(OsWindowsTest, LowResSleepWaitsOnTheAddressAndLastsItsTime) {
   EXPECT_GE(ShortestGortSleep(gort::UsleepMode::kLowRes,
                               std::chrono::milliseconds(1), 5),
             1'000'000);
-  EXPECT_EQ(wt::counters.timerFutexSleeps.load(), 0);
-  EXPECT_GE(wt::counters.msFutexSleeps.load(), 1);
+  ExpectTimedWaitsOn(false);
 }
 
 TEST_F(OsWindowsTest, MsWithoutAWakeEventWaitOnTheAddress) {

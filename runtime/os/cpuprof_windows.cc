@@ -19,20 +19,13 @@
 // system unwinder (RtlLookupFunctionEntry, RtlVirtualUnwind) on the .pdata/
 // .xdata tables GCC's SEH directives emit. The walk stops where the stack
 // pointer leaves the copy. Elsewhere (386) a sample is the pc alone.
-#ifndef _WIN32_WINNT
-#define _WIN32_WINNT 0x0A00
-#endif
-#include <windows.h>
 
 #include <algorithm>
 #include <cstring>
 #include <vector>
 
 #include "os/cpuprof_os.h"
-
-#ifndef CREATE_WAITABLE_TIMER_HIGH_RESOLUTION
-#define CREATE_WAITABLE_TIMER_HIGH_RESOLUTION 0x00000002
-#endif
+#include "os/windows_sdk.h"
 
 namespace gort::os {
 

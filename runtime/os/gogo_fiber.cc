@@ -11,15 +11,12 @@
 // it left off, in goexit1, and the entry loops to run the new body, so
 // respawning creates nothing. A runtime thread becomes a fibre itself the
 // first time its g0 switches away.
-#ifndef _WIN32_WINNT
-#define _WIN32_WINNT 0x0A00
-#endif
-#include <windows.h>
 
 #include <atomic>
 
 #include "os/gogo_os.h"
 #include "os/os.h"
+#include "os/windows_sdk.h"
 
 namespace gort::os {
 

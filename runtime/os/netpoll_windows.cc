@@ -27,6 +27,7 @@
 
 #include "os/iocp_windows.h"
 #include "os/netpoll_os.h"
+#include "os/windows_sdk.h"
 
 namespace gort::os {
 
@@ -54,10 +55,6 @@ std::atomic<bool> waitBusy{false};
 // none, operations their IoOp).
 char timerPacketTag;
 OVERLAPPED* const timerPacket = reinterpret_cast<OVERLAPPED*>(&timerPacketTag);
-
-#ifndef CREATE_WAITABLE_TIMER_HIGH_RESOLUTION
-#define CREATE_WAITABLE_TIMER_HIGH_RESOLUTION 0x00000002
-#endif
 
 // initWaitPacket mirrors the part of Go 1.23's netpollinit and mpreinit
 // that creates the timer and its packet; false leaves waits in milliseconds.

@@ -45,12 +45,8 @@
 // (after 1.19) associates a high-resolution timer with the completion port
 // (netpoll_windows.go); gort's notes stay futex-based, and its idle M waits
 // on its note when no descriptor is registered.
-#ifndef _WIN32_WINNT
-#define _WIN32_WINNT 0x0A00
-#endif
 #include <malloc.h>  // _heapmin
 #include <stdlib.h>
-#include <windows.h>
 
 #include <atomic>
 #include <memory>
@@ -58,10 +54,7 @@
 #include "arch/arch.h"
 #include "os/os.h"
 #include "os/os_windows_testing.h"
-
-#ifndef CREATE_WAITABLE_TIMER_HIGH_RESOLUTION
-#define CREATE_WAITABLE_TIMER_HIGH_RESOLUTION 0x00000002
-#endif
+#include "os/windows_sdk.h"
 
 // The trampolines' entry points (runtime/arch/windows_trampolines.md).
 extern "C" {

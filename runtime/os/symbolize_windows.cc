@@ -12,11 +12,7 @@
 // DLL's nearest export at or below it ("ntdll.dll!NtDelayExecution"), read
 // from its export directory in memory. A stripped program names none of its
 // own functions: its profiles show addresses there.
-#ifndef _WIN32_WINNT
-#define _WIN32_WINNT 0x0A00
-#endif
 #include <cxxabi.h>
-#include <windows.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -27,6 +23,7 @@
 #include <vector>
 
 #include "os/traceback_os.h"
+#include "os/windows_sdk.h"
 
 namespace gort::os {
 
