@@ -126,12 +126,12 @@ std::uint32_t runqgrab(P* pp, std::atomic<G*>* batch, std::uint32_t batchHead,
         G* next = pp->runnext.load(std::memory_order_acquire);
         if (next != nullptr) {
           // pp may be about to run next itself (it just readied it and is
-          // going to block): give it a moment before taking it (Go sleeps
-          // 3 us here, one of usleep's callers, except on Windows, OpenBSD
-          // and NetBSD, whose coarse timers make it yield instead; gort
-          // sleeps everywhere: see "Differences from Go").
+          // going to block): give it a moment before taking it. Go sleeps
+          // 3 us here on Linux and yields on Windows, OpenBSD and NetBSD;
+          // gort yields everywhere: in a VM a 3 us nanosleep costs the thief
+          // microseconds of CPU (see "Differences from Go").
           if (pp->status.load(std::memory_order_acquire) == _Prunning) {
-            tracedUsleep(3);
+            os::osyield();
           }
           if (!pp->runnext.compare_exchange_strong(next, nullptr)) continue;
           batch[batchHead % kRunqSize].store(next, std::memory_order_relaxed);

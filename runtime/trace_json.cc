@@ -248,7 +248,7 @@ void jsonWriter::handle(const traceRecord& r) {
       break;
     }
     case traceEv::Usleep:
-      if (r.p < 0) sysmonMs_.insert(r.m);  // runqgrab's usleep(3) has a P
+      if (r.p < 0) sysmonMs_.insert(r.m);  // sysmon's usleep: no P
       slice(kPidM, r.m >= 0 ? r.m : kTidOutside, "usleep " + num(r.a0) + "us",
             "usleep", r.ts, r.a1,
             "\"requested_us\":" + num(r.a0) + ",\"actual_ns\":" + num(r.a1));
