@@ -32,8 +32,7 @@ struct traceStackTable::block {
 namespace {
 
 // traceStackHash stands for Go's memhash (alg.go:47) of the return addresses:
-// a
-// multiply-xorshift over each, its length mixed in.
+// a multiply-xorshift over each, its length mixed in.
 std::uint64_t traceStackHash(const std::uintptr_t* pcs, int n) {
   std::uint64_t h = static_cast<std::uint64_t>(n) * 0x9e3779b97f4a7c15u;
   for (int i = 0; i < n; i++) {
