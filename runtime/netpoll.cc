@@ -707,23 +707,26 @@ int findRunnableBlock(std::int64_t until, P** pp,
       until = w;
       pollUntil.exchange(until);
     }
-    if (until == 0 && netpollWaiters.load() == 0) {
-      pollUntil.store(0, std::memory_order_release);
-      lastpoll.store(os::nanotime(), std::memory_order_release);
-      return kBlockStop;
-    }
     if (mp->p != nullptr) throw_("findRunnable: netpoll with p");
     if (mp->spinning) throw_("findRunnable: netpoll with spinning");
-    std::int64_t delay = -1;
-    if (until != 0) {
-      delay = until - os::nanotime();
-      if (delay < 0) delay = 0;
+    // Nothing left to wait for (the timer deleted, the waiters woken): do
+    // not sleep, but leave as a netpoll that found nothing does, taking an
+    // idle P to look again. An M that saw lastpoll == 0 meanwhile stopped,
+    // trusting this one to poll; stopping here too could leave a goroutine
+    // that parks on the poller right after with no M to poll for it.
+    G* list = nullptr;
+    std::int32_t delta = 0;
+    if (until != 0 || netpollWaiters.load() != 0) {
+      std::int64_t delay = -1;
+      if (until != 0) {
+        delay = until - os::nanotime();
+        if (delay < 0) delay = 0;
+      }
+      if (sched.exiting.load(std::memory_order_acquire)) delay = 0;
+      traceMPark();
+      list = netpoll(delay, &delta);
+      traceMUnpark();
     }
-    if (sched.exiting.load(std::memory_order_acquire)) delay = 0;
-    traceMPark();
-    std::int32_t delta;
-    G* list = netpoll(delay, &delta);
-    traceMUnpark();
     std::int64_t now = os::nanotime();
     pollUntil.store(0, std::memory_order_release);
     lastpoll.store(now, std::memory_order_release);
