@@ -8,6 +8,7 @@
 // or retaken by sysmon) needs a new M at once or can go idle. checkdead runs
 // whenever an M goes idle: if no M is running and no goroutine can become
 // runnable, the program is deadlocked.
+#include "os/net_os.h"
 #include "os/os.h"
 #include "panic.h"
 #include "proc.h"
@@ -42,6 +43,8 @@ void mstart(void* arg) {
       schedule();
     }
   } catch (const mExit&) {
+    // The Run is over: the I/O this thread started must not outlive it.
+    if (sched.exiting.load(std::memory_order_acquire)) os::ioThreadExit();
   }
   setg(nullptr);
   unminitSignalStack();

@@ -282,15 +282,8 @@ HttpAnswer Get(const std::string& addr, const std::string& target) {
 }
 
 // WithServer runs body with the endpoints served on an ephemeral port.
-// Not under Wine: there, about one run in 25 of IndexAndProfiles alone (no
-// CPU profile involved) ends with every thread idle and a request never
-// answered, until the watchdog; not investigated yet.
 template <class F>
 void WithServer(F body) {
-#if defined(_WIN32)
-  GTEST_SKIP() << "a request sometimes never completes under Wine (not "
-                  "investigated)";
-#endif
   RunGuarded(
       [&] {
         std::string addr = gort::pprof::ListenAndServe("127.0.0.1:0");

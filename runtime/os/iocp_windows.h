@@ -19,6 +19,7 @@
 #include <windows.h>
 // clang-format on
 
+#include <atomic>
 #include <cstdint>
 
 #include "os/net_os.h"
@@ -49,6 +50,8 @@ struct IoOp {
   INT peerLen = 0;
   DWORD len = 0;         // the buffer's size, for a truncated datagram
   IoOp* next = nullptr;  // in the pool
+  // The thread that started the current operation (ioThreadExit).
+  std::atomic<DWORD> starter{0};
 };
 
 // completionKey: the completion key a socket registered with key gets: the

@@ -179,6 +179,10 @@ void ioCancel(IoOp* op);
 // ioAbandon: op's goroutine is going away with op in flight (the end of a
 // Run): cancel it and wait on this thread until the OS is done with it.
 void ioAbandon(IoOp* op);
+// ioThreadExit: the calling M's thread ends with its Run: cancel the
+// operations it started that are still in flight, and wait until the OS is
+// done with them, while the thread that must hear of it still exists.
+void ioThreadExit();
 
 }  // namespace gort::os
 

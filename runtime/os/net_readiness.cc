@@ -25,5 +25,6 @@ int ioResult(IoOp*, std::size_t* n, std::intptr_t*) {
 }
 void ioCancel(IoOp*) {}
 void ioAbandon(IoOp*) {}
+void ioThreadExit() {}
 
 }  // namespace gort::os

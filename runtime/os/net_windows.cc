@@ -25,6 +25,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <vector>
 
 #include "os/iocp_windows.h"
 #include "os/net_addr.h"
@@ -64,17 +65,26 @@ F extension(SOCKET s, GUID id, std::atomic<F>* cache) {
 std::atomic<LPFN_ACCEPTEX> acceptEx{nullptr};
 std::atomic<LPFN_CONNECTEX> connectEx{nullptr};
 
-// The IoOp pool (iocp_windows.h: IoOps are never freed).
+// The IoOp pool (iocp_windows.h: IoOps are never freed), and every IoOp made,
+// for ioThreadExit.
 std::mutex opLock;
-IoOp* opFree = nullptr;  // guarded by opLock
+IoOp* opFree = nullptr;    // guarded by opLock
+std::vector<IoOp*> opAll;  // guarded by opLock
 
-// start readies op for a new operation.
+// start readies op for a new operation, started by this thread.
 void start(IoOp* op) {
   std::memset(&op->ov, 0, sizeof op->ov);
   op->qty = 0;
   op->len = 0;
   op->err = 0;
   op->connect = false;
+  op->starter.store(GetCurrentThreadId(), std::memory_order_relaxed);
+}
+
+// inFlight: the OS has not yet written op's status (it writes it last).
+bool inFlight(const IoOp* op) {
+  return reinterpret_cast<const volatile ULONG_PTR&>(op->ov.Internal) ==
+         static_cast<ULONG_PTR>(STATUS_PENDING);
 }
 
 // started: an overlapped call's outcome. Its completion is queued on the
@@ -464,7 +474,11 @@ IoOp* ioOpNew(std::intptr_t fd, std::uint64_t key, std::int32_t mode) {
     op = opFree;
     if (op != nullptr) opFree = op->next;
   }
-  if (op == nullptr) op = new IoOp;
+  if (op == nullptr) {
+    op = new IoOp;
+    std::lock_guard<std::mutex> g(opLock);
+    opAll.push_back(op);
+  }
   op->fd = sockOf(fd);
   op->key = key;
   op->mode = mode;
@@ -652,9 +666,32 @@ void ioCancel(IoOp* op) {
 void ioAbandon(IoOp* op) {
   CancelIoEx(reinterpret_cast<HANDLE>(op->fd), &op->ov);
   // The OS writes the status last; until then it owns op and the buffer.
-  while (reinterpret_cast<volatile ULONG_PTR&>(op->ov.Internal) ==
-         static_cast<ULONG_PTR>(STATUS_PENDING)) {
-    Sleep(1);
+  while (inFlight(op)) Sleep(1);
+}
+
+// Wine writes a finished operation's status from a call it queues to the
+// thread that started the operation. Once that thread has exited, a
+// cancelled operation can stay "pending" for good (seen: about one Run in
+// two that ended with the pprof server's AcceptEx in flight, its starter
+// an M that had exited; CancelIoEx said yes and the status never came), and
+// ioAbandon, unwinding the goroutine after the Ms are gone, waited forever.
+// So each M cancels what it started before its thread goes, and waits
+// alertably for the status. Windows writes it from the kernel either way.
+void ioThreadExit() {
+  DWORD self = GetCurrentThreadId();
+  std::vector<IoOp*> mine;
+  {
+    std::lock_guard<std::mutex> g(opLock);
+    for (IoOp* op : opAll) {
+      if (op->starter.load(std::memory_order_relaxed) == self && inFlight(op)) {
+        mine.push_back(op);
+      }
+    }
+  }
+  for (IoOp* op : mine) CancelIoEx(reinterpret_cast<HANDLE>(op->fd), &op->ov);
+  for (IoOp* op : mine) {
+    // Bounded: past it, ioAbandon still waits before the frame goes.
+    for (int ms = 0; inFlight(op) && ms < 1000; ms++) SleepEx(1, TRUE);
   }
 }
 
