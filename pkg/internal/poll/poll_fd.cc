@@ -302,7 +302,7 @@ void fdReadHint(fdImpl* fd) {
   }
 }
 
-// fdRead mirrors Go's FD.Read (internal/poll/fd_unix.go:141): read first,
+// fdRead mirrors Go's FD.Read (internal/poll/fd_unix.go:143): read first,
 // park on the poller if nothing is there. gort's own: when the last read
 // followed clean news (pollWaitRead) and the kernel said it drained the
 // socket, this one parks at once, skipping the read that would fail with
