@@ -412,8 +412,7 @@ bool tookNews(std::uintptr_t taken, bool* clean) {
 // netpollblock mirrors Go's netpollblock (netpoll.go:499): true if IO is ready,
 // false on a deadline or close. waitio: park even if an error is already
 // pending.
-bool netpollblock(pollDesc* pd, std::int32_t mode, bool waitio,
-                  bool* clean) {
+bool netpollblock(pollDesc* pd, std::int32_t mode, bool waitio, bool* clean) {
   std::atomic<std::uintptr_t>* gpp = mode == os::kPollRead ? &pd->rg : &pd->wg;
   std::uintptr_t old;
   for (;;) {

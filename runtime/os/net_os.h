@@ -51,8 +51,8 @@ bool sockReadHint(std::intptr_t fd);
 // sockReadHinted: fdRead on a socket sockReadHint accepted; *drained is
 // true when the kernel reported nothing left to read after this one (no
 // data, no end of stream), false when it did or said nothing.
-int sockReadHinted(std::intptr_t fd, void* buf, std::size_t len,
-                   std::size_t* n, bool* drained);
+int sockReadHinted(std::intptr_t fd, void* buf, std::size_t len, std::size_t* n,
+                   bool* drained);
 // fdWrite fails with EPIPE rather than raising SIGPIPE (except on fds 1
 // and 2, as Go), without touching the program's SIGPIPE handler.
 int fdWrite(std::intptr_t fd, const void* buf, std::size_t len, std::size_t* n);

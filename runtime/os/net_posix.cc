@@ -95,8 +95,8 @@ bool sockReadHint(std::intptr_t fd) {
 #endif
 }
 
-int sockReadHinted(std::intptr_t fd, void* buf, std::size_t len,
-                   std::size_t* n, bool* drained) {
+int sockReadHinted(std::intptr_t fd, void* buf, std::size_t len, std::size_t* n,
+                   bool* drained) {
   *drained = false;
 #ifdef TCP_INQ
   iovec iov{buf, len};

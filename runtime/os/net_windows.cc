@@ -311,8 +311,8 @@ int fdRead(std::intptr_t fd, void* buf, std::size_t len, std::size_t* n) {
 
 bool sockReadHint(std::intptr_t) { return false; }
 
-int sockReadHinted(std::intptr_t fd, void* buf, std::size_t len,
-                   std::size_t* n, bool* drained) {
+int sockReadHinted(std::intptr_t fd, void* buf, std::size_t len, std::size_t* n,
+                   bool* drained) {
   *drained = false;
   return fdRead(fd, buf, len, n);
 }

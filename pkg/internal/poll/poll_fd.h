@@ -63,7 +63,7 @@ struct fdImpl {
   std::uint32_t csema = 0;  // Close waits here for destroy
   bool isFile = true;       // errors say "file", not "network"
   os::WriteFn write1 = nullptr;  // one write: os::fdWriter's, or sockWrite
-  bool stream = true;  // false for datagrams: a 0-byte read is a packet
+  bool stream = true;     // false for datagrams: a 0-byte read is a packet
   bool readHint = false;  // reads say when they drained it (fdReadHint)
   bool drained = false;   // the last read left nothing (under the read lock)
   std::uint64_t readsSkipped = 0;  // reads that parked at once (for tests)
