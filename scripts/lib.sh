@@ -74,8 +74,9 @@ can_install() {
 # mid-sync: "File has unexpected size") is tried three times, 20 s apart,
 # and then the install goes on with the lists that did arrive: it fails by
 # itself if a package it needs is not in them. This machine's image has
-# packages that apt would otherwise drop while resolving multiarch installs (gfortran, gnat,
-# gnucobol3): they are named in the same command so that apt keeps them.
+# packages that apt would otherwise drop while resolving multiarch installs
+# (gfortran, gnat, gnucobol3): they are named in the same command so that
+# apt keeps them.
 apt_updated=0
 apt_install() {
   if [ "$apt_updated" -eq 0 ]; then
