@@ -402,17 +402,28 @@ std::int64_t netpollSleepUntil() {
   return pollUntil.load(std::memory_order_acquire);
 }
 
+// tookNews: whether the rg/wg value a netpollblock took is news, telling
+// *clean whether it is pdReady itself.
+bool tookNews(std::uintptr_t taken, bool* clean) {
+  if (clean != nullptr) *clean = taken == pdReady;
+  return pdIsReady(taken);
+}
+
 // netpollblock mirrors Go's netpollblock (netpoll.go:499): true if IO is ready,
 // false on a deadline or close. waitio: park even if an error is already
 // pending.
-bool netpollblock(pollDesc* pd, std::int32_t mode, bool waitio) {
+bool netpollblock(pollDesc* pd, std::int32_t mode, bool waitio, bool* clean) {
   std::atomic<std::uintptr_t>* gpp = mode == os::kPollRead ? &pd->rg : &pd->wg;
+  std::uintptr_t old;
   for (;;) {
-    std::uintptr_t ready = pdReady;
-    if (gpp->compare_exchange_strong(ready, 0)) return true;
+    old = gpp->load(std::memory_order_acquire);
+    if (pdIsReady(old)) {
+      if (gpp->compare_exchange_strong(old, 0)) return tookNews(old, clean);
+      continue;
+    }
     std::uintptr_t nil = 0;
     if (gpp->compare_exchange_strong(nil, pdWait)) break;
-    if (nil != pdReady && nil != 0) throw_("runtime: double wait");
+    if (!pdIsReady(nil) && nil != 0) throw_("runtime: double wait");
   }
   if (waitio || netpollcheckerr(pd, mode) == pollNoError) {
     // Run's end resumes an abandoned goroutine with an exception at its
@@ -427,22 +438,28 @@ bool netpollblock(pollDesc* pd, std::int32_t mode, bool waitio) {
     gopark(netpollblockcommit, gpp, waitReason::ioWait);
     guard.done = true;
   }
-  std::uintptr_t old = gpp->exchange(0);
-  if (old > pdWait) throw_("runtime: corrupted polldesc");
-  return old == pdReady;
+  old = gpp->exchange(0);
+  if (old > pdReadyUnclean) throw_("runtime: corrupted polldesc");
+  return tookNews(old, clean);
 }
 
 // netpollunblock mirrors Go's netpollunblock (netpoll.go:536) (1.21): take the
 // waiting goroutine off pd, counting it in *delta; ioready leaves pdReady
 // behind for the next netpollblock.
 G* netpollunblock(pollDesc* pd, std::int32_t mode, bool ioready,
-                  std::int32_t* delta) {
+                  std::int32_t* delta, bool unclean) {
   std::atomic<std::uintptr_t>* gpp = mode == os::kPollRead ? &pd->rg : &pd->wg;
+  std::uintptr_t ready = ioready && unclean ? pdReadyUnclean : pdReady;
   for (;;) {
     std::uintptr_t old = gpp->load(std::memory_order_acquire);
-    if (old == pdReady) return nullptr;
+    if (pdIsReady(old)) {
+      // News is already there; an unclean event marks it (gort's own).
+      if (ready == pdReady || old == pdReadyUnclean) return nullptr;
+      if (gpp->compare_exchange_strong(old, ready)) return nullptr;
+      continue;
+    }
     if (old == 0 && !ioready) return nullptr;  // nobody to wake, no news
-    std::uintptr_t nw = ioready ? pdReady : 0;
+    std::uintptr_t nw = ioready ? ready : 0;
     if (gpp->compare_exchange_strong(old, nw)) {
       // 0: nobody waits; pdWait: about to park, and will see nw.
       if (old == 0 || old == pdWait) return nullptr;
@@ -455,11 +472,12 @@ G* netpollunblock(pollDesc* pd, std::int32_t mode, bool ioready,
 // netpollready mirrors Go's netpollready (netpoll.go:446) (1.21): push pd's
 // woken goroutines; returns the change to netpollWaiters, for the caller to
 // apply.
-std::int32_t netpollready(G** list, pollDesc* pd, std::int32_t mode) {
+std::int32_t netpollready(G** list, pollDesc* pd, std::int32_t mode,
+                          bool unclean) {
   std::int32_t delta = 0;
   G* gs[2] = {nullptr, nullptr};
   if (mode & os::kPollRead) {
-    gs[0] = netpollunblock(pd, os::kPollRead, true, &delta);
+    gs[0] = netpollunblock(pd, os::kPollRead, true, &delta, unclean);
   }
   if (mode & os::kPollWrite) {
     gs[1] = netpollunblock(pd, os::kPollWrite, true, &delta);
@@ -493,7 +511,7 @@ pollDesc* pollOpen(std::uintptr_t fd, int* err) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   }
   lock(&pd->lock);
   std::uintptr_t wg = pd->wg.load(), rg = pd->rg.load();
-  if ((wg != 0 && wg != pdReady) || (rg != 0 && rg != pdReady)) {
+  if ((wg != 0 && !pdIsReady(wg)) || (rg != 0 && !pdIsReady(rg))) {
     throw_("runtime: blocked read/write on free polldesc");
   }
   pd->fd = fd;
@@ -520,7 +538,7 @@ pollDesc* pollOpen(std::uintptr_t fd, int* err) ABSL_NO_THREAD_SAFETY_ANALYSIS {
 void pollClose(pollDesc* pd) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   if (!pd->closing) throw_("runtime: close polldesc w/o unblock");
   std::uintptr_t wg = pd->wg.load(), rg = pd->rg.load();
-  if ((wg != 0 && wg != pdReady) || (rg != 0 && rg != pdReady)) {
+  if ((wg != 0 && !pdIsReady(wg)) || (rg != 0 && !pdIsReady(rg))) {
     throw_("runtime: blocked read/write on closing polldesc");
   }
   if (!pollStale(pd)) os::netpollclose(pd->fd);
@@ -547,6 +565,17 @@ int pollWait(pollDesc* pd, std::int32_t mode) {
     err = netpollcheckerr(pd, mode);
     if (err != pollNoError) return err;
     // A wake-up for a deadline that has since moved: wait again.
+  }
+  return pollNoError;
+}
+
+int pollWaitRead(pollDesc* pd, bool* clean) {
+  *clean = false;
+  int err = netpollcheckerr(pd, os::kPollRead);
+  if (err != pollNoError) return err;
+  while (!netpollblock(pd, os::kPollRead, false, clean)) {
+    err = netpollcheckerr(pd, os::kPollRead);
+    if (err != pollNoError) return err;
   }
   return pollNoError;
 }
@@ -617,7 +646,7 @@ G* netpoll(std::int64_t delay, std::int32_t* delta) {
     pollDesc* pd = pdOfKey(ev[i].key);
     if (pd == nullptr) continue;
     setEventErr(pd, ev[i].err);
-    *delta += netpollready(&list, pd, ev[i].mode);
+    *delta += netpollready(&list, pd, ev[i].mode, ev[i].unclean);
   }
   takeDeferred(&list, delta);
   if (delay != 0 || list != nullptr) traceNetpollWake(list);

@@ -24,6 +24,14 @@ enum : int {
 // pdReady / pdWait: the non-G values of pollDesc.rg and .wg (Go's).
 inline constexpr std::uintptr_t pdReady = 1;
 inline constexpr std::uintptr_t pdWait = 2;
+// pdReadyUnclean: gort's own third value of rg: ready, and an event since the
+// reader last took rg's news reported a hang-up or an error, which the next
+// read may have to return (a reader that skips its read needs to know).
+inline constexpr std::uintptr_t pdReadyUnclean = 3;
+// pdIsReady: rg or wg holds news for the next netpollblock.
+inline bool pdIsReady(std::uintptr_t v) {
+  return v == pdReady || v == pdReadyUnclean;
+}
 
 struct deadlineTimer;
 
@@ -72,6 +80,11 @@ int pollReset(pollDesc* pd, std::int32_t mode);
 // pollWait mirrors Go's poll_runtime_pollWait (netpoll.go:296): park until
 // ready.
 int pollWait(pollDesc* pd, std::int32_t mode);
+// pollWaitRead: pollWait for reading; *clean (gort's own) tells whether the
+// news it took came from events that reported data or an end of stream only,
+// no hang-up or error (a read that then finds the socket drained may skip
+// the next read's first try).
+int pollWaitRead(pollDesc* pd, bool* clean);
 // pollWaitCanceled mirrors Go's poll_runtime_pollWaitCanceled (netpoll.go:318)
 // (Windows): after a deadline or Close interrupted pollWait with an operation
 // in flight, park until the operation's (canceled) completion arrives.
@@ -89,12 +102,17 @@ void pollUnblock(pollDesc* pd);
 bool pollStale(pollDesc* pd);
 
 // --- internals, exported for netpoll_test ---
-bool netpollblock(pollDesc* pd, std::int32_t mode, bool waitio);
+// (*clean, if given: the news taken was pdReady, not pdReadyUnclean)
+bool netpollblock(pollDesc* pd, std::int32_t mode, bool waitio,
+                  bool* clean = nullptr);
 // (lock-free: netpoll calls it without pd->lock, deadlines and Close with)
-// (*delta counts the goroutine taken; see netpollAdjustWaiters)
+// (*delta counts the goroutine taken; see netpollAdjustWaiters; unclean: the
+// read event reported a hang-up or an error)
 G* netpollunblock(pollDesc* pd, std::int32_t mode, bool ioready,
-                  std::int32_t* delta);
-std::int32_t netpollready(G** list, pollDesc* pd, std::int32_t mode);
+                  std::int32_t* delta, bool unclean = false);
+// (unclean: as netpollunblock's, for the read side)
+std::int32_t netpollready(G** toRun, pollDesc* pd, std::int32_t mode,
+                          bool unclean = false);
 void netpollgoready(G* gp);
 // netpollAdjustWaiters mirrors Go 1.21's netpollAdjustWaiters: the waiters a
 // netpoll or netpollunblock took, subtracted once they are runnable.

@@ -59,7 +59,12 @@ install_deps() {
   # Host tools: the native build's packages (clang, cmake, ninja, ...) plus
   # llvm-objdump and python3 for the Windows checks.
   local host=(llvm-14 python3)
-  [ ${#need_linux[@]} -gt 0 ] && host+=(qemu-user-static)
+  # qemu-user-static, unless scripts/windows.sh already installed qemu-user
+  # 10 (its qemu-i386 runs Wine), whose emulators serve as well and whose
+  # qemu-user-binfmt the static package would have to remove.
+  if [ ${#need_linux[@]} -gt 0 ] && ! installed qemu-user; then
+    host+=(qemu-user-static)
+  fi
   # Groups installed by separate apt-get commands: the arm64 cross toolchain
   # and the arm64 libraries cannot be resolved in one command (nor with the
   # others) on this image.

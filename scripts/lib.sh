@@ -70,14 +70,27 @@ can_install() {
 
 # apt_install [APT-OPTION...] PKG...: apt-get install, refusing to remove
 # anything; `apt-get update` first, once, or again after apt_updated=0 (a
-# new architecture or source). This machine's image has packages that apt
-# would otherwise drop while resolving multiarch installs (gfortran, gnat,
-# gnucobol3): they are named in the same command so that apt keeps them.
+# new architecture or source). A failed update (a Debian mirror caught
+# mid-sync: "File has unexpected size") is tried three times, 20 s apart,
+# and then the install goes on with the lists that did arrive: it fails by
+# itself if a package it needs is not in them. This machine's image has
+# packages that apt would otherwise drop while resolving multiarch installs
+# (gfortran, gnat, gnucobol3): they are named in the same command so that
+# apt keeps them.
 apt_updated=0
 apt_install() {
   if [ "$apt_updated" -eq 0 ]; then
-    say "apt-get update"
-    apt-get update -qq || return 1
+    local try
+    for try in 1 2 3; do
+      say "apt-get update"
+      apt-get update -qq && break
+      if [ "$try" -eq 3 ]; then
+        say "apt-get update failed 3 times; installing from the lists it got"
+      else
+        say "apt-get update failed (a mirror mid-sync?); again in 20 s"
+        sleep 20
+      fi
+    done
     apt_updated=1
   fi
   local keep=() p

@@ -1147,6 +1147,131 @@ TEST_F(NetTest, PeerResetReturnsDataThenResetThenEOF) {
       Procs(1));
 }
 
+// KernelSaysWhatIsLeft: whether this kernel reports, with each TCP read,
+// the bytes it left queued (TCP_INQ, Linux 4.18), asked of a raw socket so
+// that a gort that never asks still fails the tests below.
+bool KernelSaysWhatIsLeft() {
+#if defined(_WIN32) || !defined(TCP_INQ)
+  return false;
+#else
+  int s = socket(AF_INET, SOCK_STREAM, 0);
+  int one = 1;
+  bool ok = setsockopt(s, IPPROTO_TCP, TCP_INQ, &one, sizeof one) == 0;
+  close(s);
+  return ok;
+#endif
+}
+
+// PingPong: n round trips of msg between a dialled Conn and its accepted
+// twin at GOMAXPROCS 1; returns how many reads each side skipped.
+std::pair<std::uint64_t, std::uint64_t> PingPong(int n) {
+  std::pair<std::uint64_t, std::uint64_t> skipped;
+  gort::Run(
+      [&] {
+        Listener ln = gort::net::Listen("tcp", "127.0.0.1:0");
+        gort::Chan<std::uint64_t> done = gort::MakeChan<std::uint64_t>(1);
+        gort::Go([&ln, done]() mutable {
+          Conn c = ln.Accept();
+          char buf[64];
+          for (std::size_t k; (k = c.Read(buf, sizeof buf)) != 0;) {
+            c.Write(buf, k);
+          }
+          done.Send(gort::net::internal::readsSkipped(c));
+        });
+        Conn c = gort::net::Dial("tcp", ln.Addr());
+        for (int i = 0; i < n; i++) {
+          char buf[8] = "ping123";
+          c.Write(buf, sizeof buf);
+          ASSERT_EQ(ReadFull(c, buf, sizeof buf), sizeof buf);
+          ASSERT_STREQ(buf, "ping123");
+        }
+        skipped.first = gort::net::internal::readsSkipped(c);
+        c.CloseWrite();
+        skipped.second = done.Recv();
+      },
+      Procs(1));
+  return skipped;
+}
+
+// A read that drained the socket after clean news from the poller lets the
+// next read park at once, without the read that would fail with EAGAIN
+// (gort's own; the C loop's call count). In a ping-pong every read but each
+// side's first parks at once.
+TEST_F(NetTest, ReadAfterDrainingParksAtOnce) {
+  if (!KernelSaysWhatIsLeft()) GTEST_SKIP() << "no TCP_INQ on this system";
+  auto [client, server] = PingPong(100);
+  // Each side's first read tries; every later one follows a drained read
+  // whose wake-up was a data event alone.
+  // (the server's first read may find the first ping already there, and
+  // then its second tries too).
+  EXPECT_GE(client, 98u);
+  EXPECT_GE(server, 98u);
+}
+
+// A read that leaves data queued does not let the next one park: it must
+// find the rest without a new event (a peer that writes once, read in small
+// pieces).
+TEST_F(NetTest, ReadLeavingDataDoesNotPark) {
+  gort::Run(
+      [] {
+        Listener ln = gort::net::Listen("tcp", "127.0.0.1:0");
+        gort::Chan<int> go = gort::MakeChan<int>();
+        gort::Chan<int> done = gort::MakeChan<int>();
+        gort::Go([&ln, go, done]() mutable {
+          Conn c = ln.Accept();
+          go.Recv();
+          std::string all(100, 'x');
+          c.Write(all.data(), all.size());
+          done.Recv();  // keep the connection open: no EOF to wake anyone
+        });
+        Conn c = gort::net::Dial("tcp", ln.Addr());
+        go.Send(1);
+        char buf[10];
+        std::size_t got = c.Read(buf, sizeof buf);  // parks first
+        // The rest is queued: a read that parked would wait for nothing,
+        // and the deadline turns that hang into a failure.
+        c.SetReadDeadline(std::chrono::steady_clock::now() + 10s);
+        while (got < 100) got += c.Read(buf, sizeof buf);
+        EXPECT_EQ(got, 100u);
+        EXPECT_EQ(gort::net::internal::readsSkipped(c), 0u);
+        done.Send(1);
+      },
+      Procs(1));
+}
+
+#if !defined(_WIN32)
+// A peer's data and reset arriving together while the reader is parked: the
+// read after the data must try, and report the reset (a reset does not count
+// as a byte left in the kernel's hint, so only the poller's news can say it
+// came).
+TEST_F(NetTest, ResetAfterDataIsNotSkipped) {
+  gort::Run(
+      [] {
+        Listener ln = gort::net::Listen("tcp", "127.0.0.1:0");
+        gort::Chan<int> go = gort::MakeChan<int>();
+        gort::Go([&ln, go]() mutable {
+          Conn c = ln.Accept();
+          go.Recv();
+          c.Write("hello", 5);
+          c.SetLinger(0);
+          c.Close();  // RST
+        });
+        Conn c = gort::net::Dial("tcp", ln.Addr());
+        go.Send(1);
+        char buf[16];
+        ASSERT_EQ(c.Read(buf, sizeof buf), 5u);  // parks first
+        EXPECT_EQ(std::string(buf, 5), "hello");
+        try {
+          std::size_t n = c.Read(buf, sizeof buf);
+          EXPECT_EQ(n, 0u) << "data after the reset";
+        } catch (const Error& e) {
+          EXPECT_EQ(e.Errno(), ECONNRESET) << e.what();
+        }
+      },
+      Procs(1));
+}
+#endif
+
 // A connected UDP socket whose peer port is closed: every Read after a send
 // reports the ICMP error ("connection refused"), never "use of closed file".
 TEST_F(NetTest, UDPRefusedIsNotClosed) {

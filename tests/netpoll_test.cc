@@ -356,6 +356,71 @@ TEST_F(NetpollTest, ReadiedGoroutineCountedUntilInjected) {
       Procs(1));
 }
 
+// gort's pdReadyUnclean: a read event that reported a hang-up or an error
+// marks rg's news until a netpollblock takes it, whatever clean news comes
+// before or after, so a reader knows whether it may trust a drained read
+// (poll_fd.cc's fdRead); the write side never carries the mark.
+TEST_F(NetpollTest, UncleanNewsStaysMarkedUntilTaken) {
+  gort::Run([] {
+    std::intptr_t efd = NewPollable();
+    int err = 0;
+    pollDesc* pd = pollOpen(efd, &err);
+    ASSERT_NE(pd, nullptr);
+    const std::int32_t r = gort::os::kPollRead;
+    G* list = nullptr;
+    bool clean = false;
+    EXPECT_EQ(netpollready(&list, pd, r, false), 0);
+    EXPECT_EQ(pd->rg.load(), pdReady);
+    EXPECT_TRUE(netpollblock(pd, r, false, &clean));
+    EXPECT_TRUE(clean);
+    netpollready(&list, pd, r, false);  // data
+    netpollready(&list, pd, r, true);   // then a reset
+    netpollready(&list, pd, r, false);  // then data again
+    EXPECT_EQ(pd->rg.load(), pdReadyUnclean);
+    EXPECT_TRUE(netpollblock(pd, r, false, &clean));
+    EXPECT_FALSE(clean);
+    EXPECT_EQ(pd->rg.load(), 0u);
+    netpollready(&list, pd, gort::os::kPollWrite, true);
+    EXPECT_EQ(pd->wg.load(), pdReady);
+    EXPECT_EQ(list, nullptr);
+    pollUnblock(pd);
+    pollClose(pd);
+    ClosePollable(efd);
+  });
+}
+
+// A parked reader woken by an unclean event learns it (pollWaitRead's
+// *clean), and one woken by a clean event learns that.
+TEST_F(NetpollTest, ParkedReaderLearnsWhetherItsNewsWasClean) {
+  for (bool unclean : {false, true}) {
+    gort::Run(
+        [unclean] {
+          std::intptr_t efd = NewPollable();
+          int err = 0;
+          pollDesc* pd = pollOpen(efd, &err);
+          ASSERT_NE(pd, nullptr);
+          gort::Chan<int> done = gort::MakeChan<int>(1);
+          gort::Go([pd, done]() mutable {
+            bool clean = false;
+            int res = pollWaitRead(pd, &clean);
+            done.Send(res == pollNoError ? clean : -1);
+          });
+          while (netpollWaitersCount() == 0) gort::Gosched();
+          G* list = nullptr;
+          std::int32_t delta =
+              netpollready(&list, pd, gort::os::kPollRead, unclean);
+          ASSERT_NE(list, nullptr);
+          injectglist(list);
+          netpollAdjustWaiters(delta);
+          EXPECT_EQ(done.Recv(), unclean ? 0 : 1);
+          pollUnblock(pd);
+          pollClose(pd);
+          ClosePollable(efd);
+        },
+        Procs(1));
+  }
+}
+
 // The poller is per Run: closed at its end, created again by the next.
 TEST_F(NetpollTest, PollerPerRun) {
   for (int i = 0; i < 3; i++) {

@@ -30,7 +30,7 @@ set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
 # under qemu-user: the multiarch C library and dynamic loader are installed at
 # their usual paths, so qemu needs no -L sysroot. cmake/qemu-run.sh lets a
 # program re-execute itself under qemu too (GoogleTest's death tests).
-find_program(GORT_QEMU qemu-aarch64-static REQUIRED)
+find_program(GORT_QEMU NAMES qemu-aarch64-static qemu-aarch64 REQUIRED)
 get_filename_component(_gort_cmake_dir "${CMAKE_CURRENT_LIST_DIR}" DIRECTORY)
 set(CMAKE_CROSSCOMPILING_EMULATOR
     "/bin/sh;${_gort_cmake_dir}/qemu-run.sh;${GORT_QEMU}")

@@ -363,7 +363,7 @@ int ioWait(hookFd* e, int mode, bool* armed) {
 void dropPd(hookFd* e) {
   runtime::lock(&e->initLock);
   pollDesc* pd = e->pd.load(std::memory_order_acquire);
-  auto idle = [](std::uintptr_t g) { return g == 0 || g == runtime::pdReady; };
+  auto idle = [](std::uintptr_t g) { return g == 0 || runtime::pdIsReady(g); };
   if (pd != nullptr && runtime::pollStale(pd)) {
     runtime::pollRelease(pd);
     e->pd.store(nullptr);

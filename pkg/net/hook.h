@@ -3,10 +3,17 @@
 // never does, so each is one null pointer read on a slow path.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
+#include "gort/net.h"
+
 namespace gort::net::internal {
+
+// readsSkipped: c's reads that parked at once, without the read that would
+// have found nothing (gort's own; fdRead's drained hint), for tests.
+std::uint64_t readsSkipped(const Conn& c);
 
 // testHookLookupHost mirrors Go's testHookLookupIP (net/hook.go:17): when set,
 // it answers every name lookup (numeric hosts aside, "localhost" included) with

@@ -56,6 +56,7 @@ struct listenerImpl {
 
 // access builds Conn and Listener from their implementations.
 struct access {
+  static connImpl* impl(const Conn& c) { return c.impl_; }
   static Conn conn(connImpl* impl) {
     Conn c;
     c.impl_ = impl;
@@ -72,6 +73,11 @@ struct access {
     return c;
   }
 };
+
+std::uint64_t readsSkipped(const Conn& c) {
+  connImpl* impl = access::impl(c);
+  return impl == nullptr ? 0 : impl->fd->readsSkipped;
+}
 
 }  // namespace internal
 
@@ -417,7 +423,10 @@ Conn dialOne(const std::string& net, const target& t, std::int64_t deadline,
     throw opError("dial", net, "", t.text, syscall, err);
   }
   if (deadline != 0) pi::fdSetDeadline(fd, 0, os::kPollWrite);
-  if (t.family != os::Family::kUnix && fd->stream) tcpDefaults(fd->sysfd);
+  if (t.family != os::Family::kUnix && fd->stream) {
+    tcpDefaults(fd->sysfd);
+    pi::fdReadHint(fd);
+  }
   connImpl* c = newConn(fd);
   c->net = net;
   c->laddr = localName(fd->sysfd);
@@ -763,7 +772,10 @@ Conn Listener::Accept() {
     os::fdClose(nfd);
     throw opError("accept", l->net, "", l->addr, "accept", err);
   }
-  if (l->net != "unix") tcpDefaults(nfd);
+  if (l->net != "unix") {
+    tcpDefaults(nfd);
+    pi::fdReadHint(fd);
+  }
   connImpl* c = newConn(fd);
   c->net = l->net;
   c->laddr = l->net == "unix" ? l->addr : localName(nfd);

@@ -45,6 +45,14 @@ int fdSetNonblock(std::intptr_t fd, bool on);
 int fdClose(std::intptr_t fd);
 // fdRead / fdWrite: one read(2) / write(2); *n gets the count.
 int fdRead(std::intptr_t fd, void* buf, std::size_t len, std::size_t* n);
+// sockReadHint: asks the kernel to say, with each read of TCP socket fd, how
+// many bytes it left queued (Linux's TCP_INQ); false where it cannot.
+bool sockReadHint(std::intptr_t fd);
+// sockReadHinted: fdRead on a socket sockReadHint accepted; *drained is
+// true when the kernel reported nothing left to read after this one (no
+// data, no end of stream), false when it did or said nothing.
+int sockReadHinted(std::intptr_t fd, void* buf, std::size_t len, std::size_t* n,
+                   bool* drained);
 // fdWrite fails with EPIPE rather than raising SIGPIPE (except on fds 1
 // and 2, as Go), without touching the program's SIGPIPE handler.
 int fdWrite(std::intptr_t fd, const void* buf, std::size_t len, std::size_t* n);

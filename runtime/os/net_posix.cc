@@ -85,6 +85,54 @@ int fdRead(std::intptr_t fd, void* buf, std::size_t len, std::size_t* n) {
   }
 }
 
+bool sockReadHint(std::intptr_t fd) {
+#ifdef TCP_INQ
+  int one = 1;
+  return setsockopt(fdOf(fd), IPPROTO_TCP, TCP_INQ, &one, sizeof one) == 0;
+#else
+  (void)fd;
+  return false;
+#endif
+}
+
+int sockReadHinted(std::intptr_t fd, void* buf, std::size_t len, std::size_t* n,
+                   bool* drained) {
+  *drained = false;
+#ifdef TCP_INQ
+  iovec iov{buf, len};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
+  for (;;) {
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    ssize_t r = recvmsg(fdOf(fd), &msg, 0);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      return code(errno);
+    }
+    *n = static_cast<std::size_t>(r);
+    // The kernel counts an end of stream as a byte left (tcp_inq_hint), so
+    // 0 means a read now would find nothing. Only the sign matters: a
+    // translating emulator that copies the int unconverted keeps it.
+    for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr;
+         c = CMSG_NXTHDR(&msg, c)) {
+      if (c->cmsg_level != IPPROTO_TCP || c->cmsg_type != TCP_CM_INQ ||
+          c->cmsg_len < CMSG_LEN(sizeof(int))) {
+        continue;
+      }
+      int left;
+      std::memcpy(&left, CMSG_DATA(c), sizeof left);
+      *drained = left == 0;
+    }
+    return 0;
+  }
+#else
+  return fdRead(fd, buf, len, n);
+#endif
+}
+
 namespace {
 
 // writeNoSigpipe: write(2) that fails with EPIPE instead of raising SIGPIPE,

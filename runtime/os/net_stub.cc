@@ -18,6 +18,11 @@ int fdClose(std::intptr_t) { return kErrNotSupported; }
 int fdRead(std::intptr_t, void*, std::size_t, std::size_t*) {
   return kErrNotSupported;
 }
+bool sockReadHint(std::intptr_t) { return false; }
+int sockReadHinted(std::intptr_t, void*, std::size_t, std::size_t*, bool* d) {
+  *d = false;
+  return kErrNotSupported;
+}
 int fdWrite(std::intptr_t, const void*, std::size_t, std::size_t*) {
   return kErrNotSupported;
 }

@@ -309,6 +309,14 @@ int fdRead(std::intptr_t fd, void* buf, std::size_t len, std::size_t* n) {
   return 0;
 }
 
+bool sockReadHint(std::intptr_t) { return false; }
+
+int sockReadHinted(std::intptr_t fd, void* buf, std::size_t len, std::size_t* n,
+                   bool* drained) {
+  *drained = false;
+  return fdRead(fd, buf, len, n);
+}
+
 int fdWrite(std::intptr_t fd, const void* buf, std::size_t len,
             std::size_t* n) {
   int r = send(sockOf(fd), static_cast<const char*>(buf),

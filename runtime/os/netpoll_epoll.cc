@@ -210,6 +210,7 @@ std::int32_t netpoll(std::int64_t delay, bool highRes, PollEvent* out,
     // setEventErr(ev.events == EPOLLERR)); a reset peer also reports
     // EPOLLIN | EPOLLHUP, and its data must still be read.
     out[k].err = ev.events == EPOLLERR;
+    out[k].unclean = (ev.events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0;
     k++;
   }
   return k;

@@ -28,6 +28,7 @@ struct PollEvent {
   std::uint64_t key;  // the key given to netpollopen
   std::int32_t mode;  // kPollRead | kPollWrite
   bool err;           // an error condition alone (events == EPOLLERR)
+  bool unclean;       // with a hang-up or an error (gort: pdReadyUnclean)
 };
 
 // netpollSupported: whether this OS has a poller backend at all.

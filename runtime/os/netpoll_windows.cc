@@ -209,6 +209,7 @@ std::int32_t netpoll(std::int64_t delay, bool highRes, PollEvent* ev,
     ev[n].key = op->key;
     ev[n].mode = op->mode;
     ev[n].err = false;
+    ev[n].unclean = true;  // completions: no read is ever skipped
     n++;
   }
   return n;

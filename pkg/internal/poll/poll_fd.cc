@@ -131,6 +131,14 @@ int wait(fdImpl* fd, int mode) {
   return convertErr(res);
 }
 
+// waitRead is wait for reading, telling *clean whether the news it took was
+// clean (runtime::pollWaitRead).
+int waitRead(fdImpl* fd, bool* clean) {
+  int res = runtime::pollWaitRead(fd->pd, clean);
+  if (res == runtime::pollErrNotPollable) return 0;
+  return convertErr(res);
+}
+
 // abandonGuard: if the goroutine unwinds while parked with op in flight
 // (its Run ended), the OS must be done with op's buffer before the frame
 // goes.
@@ -288,6 +296,19 @@ fdImpl* fdOpen(std::intptr_t sysfd, bool isFile, int* err) {
   return fd;
 }
 
+void fdReadHint(fdImpl* fd) {
+  if (fd->pd != nullptr && fd->rop == nullptr) {
+    fd->readHint = os::sockReadHint(fd->sysfd);
+  }
+}
+
+// fdRead mirrors Go's FD.Read (internal/poll/fd_unix.go:143): read first,
+// park on the poller if nothing is there. gort's own: when the last read
+// followed clean news (pollWaitRead) and the kernel said it drained the
+// socket, this one parks at once, skipping the read that would fail with
+// EAGAIN; it keeps rg as it is (no pollReset), since any news there came
+// after that read. A read that cannot tell (no hint, a hang-up or error
+// seen) tries first, as Go's.
 int fdRead(fdImpl* fd, void* buf, std::size_t len, std::size_t* n) {
   *n = 0;
   if (!fd->mu.rwlock(true)) return kErrClosing;
@@ -302,20 +323,33 @@ int fdRead(fdImpl* fd, void* buf, std::size_t len, std::size_t* n) {
     if (err != 0) *n = 0;
     return fail(fd, "read", err);
   }
-  if (int err = prepare(fd, os::kPollRead)) return fail(fd, "read", err);
+  bool skip = fd->drained;
+  fd->drained = false;
+  if (!skip) {
+    if (int err = prepare(fd, os::kPollRead)) return fail(fd, "read", err);
+  }
+  bool clean = false;
   for (;;) {
     int err;
-    if (fd->pd == nullptr) {
+    bool drained = false;
+    if (skip) {
+      skip = false;
+      fd->readsSkipped++;
+      err = os::kErrAgain;
+    } else if (fd->pd == nullptr) {
       runtime::entersyscall();
       err = os::fdRead(fd->sysfd, buf, len, n);
       runtime::exitsyscall();
+    } else if (fd->readHint) {
+      err = os::sockReadHinted(fd->sysfd, buf, len, n, &drained);
     } else {
       err = os::fdRead(fd->sysfd, buf, len, n);
     }
     if (err == os::kErrAgain && fd->pd != nullptr) {
-      if ((err = wait(fd, os::kPollRead)) == 0) continue;
+      if ((err = waitRead(fd, &clean)) == 0) continue;
     }
     if (err != 0) *n = 0;
+    fd->drained = err == 0 && *n > 0 && drained && clean;
     return fail(fd, "read", err);
   }
 }

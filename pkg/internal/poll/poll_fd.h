@@ -63,7 +63,10 @@ struct fdImpl {
   std::uint32_t csema = 0;  // Close waits here for destroy
   bool isFile = true;       // errors say "file", not "network"
   os::WriteFn write1 = nullptr;  // one write: os::fdWriter's, or sockWrite
-  bool stream = true;  // false for datagrams: a 0-byte read is a packet
+  bool stream = true;     // false for datagrams: a 0-byte read is a packet
+  bool readHint = false;  // reads say when they drained it (fdReadHint)
+  bool drained = false;   // the last read left nothing (under the read lock)
+  std::uint64_t readsSkipped = 0;  // reads that parked at once (for tests)
   // raise throws the owner's poll::Error for a failed call; it runs while
   // the call still holds its reference, so Close (and the owner's
   // destructor) cannot free what the message is built from meanwhile.
@@ -75,6 +78,9 @@ struct fdImpl {
 
 // fdOpen wraps sysfd (already non-blocking or made so); *err on failure.
 fdImpl* fdOpen(std::intptr_t sysfd, bool isFile, int* err);
+// fdReadHint: a TCP connection's reads learn from the kernel when they
+// drained the socket, so that the next read parks at once (gort's own).
+void fdReadHint(fdImpl* fd);
 // fdRead: one read, parking until ready; *n = 0 at EOF.
 int fdRead(fdImpl* fd, void* buf, std::size_t len, std::size_t* n);
 // fdReadFrom: one datagram and its sender (Go's FD.ReadFrom
