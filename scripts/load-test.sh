@@ -201,8 +201,8 @@ say "$(elapsed "$t0"), $failures failed"
 report=("$build_dir/benchmarks/gort-compare" --samples="$samples")
 if [ -n "$markdown" ]; then
   summary="CPU: $cpu. wrk -t1 and redis-benchmark run on the same machine as \
-the server, $rounds rounds of ${duration} s per point; the machine is \
-shared with other builds and noisy: load average $load_start at the start. \
+the server, $rounds rounds of ${duration} s per point; load average \
+$load_start at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end. \
 $failures measurements failed.${note:+ $note}"
   report+=(--markdown="$markdown" --note="$summary")
 fi
