@@ -96,8 +96,60 @@ apt_install() {
   local keep=() p
   for p in gfortran gnat gnucobol3; do installed "$p" && keep+=("$p"); done
   say "installing $*"
+  apt_get_install "$@" "${keep[@]}" && return 0
+  local pins
+  pins=$(same_version_pins "$@")
+  [ -n "$pins" ] || return 1
+  say "again, with these Multi-Arch: same packages at one version on every" \
+    "architecture (a foreign architecture's index is missing some): $pins"
+  # shellcheck disable=SC2086 # pins is a list of words
+  apt_get_install --allow-downgrades "$@" "${keep[@]}" $pins
+}
+
+apt_get_install() {
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-remove \
-    "$@" "${keep[@]}" >/dev/null
+    "$@" >/dev/null
+}
+
+# same_version_pins PKG...: for the packages of PKG... named with a foreign
+# architecture (name:arch), prints name:native=V name:arch=V for each
+# Multi-Arch: same package of their dependencies that is installed natively
+# at a version other than V, arch's candidate. dpkg installs such a package
+# for two architectures only at one version; when a mirror's security index
+# for arch failed to download, the native copy can be newer than any arch
+# can get, and apt can only say "held broken packages". Moving the native
+# copy to V (a downgrade, when V is in the native lists too) lets both in.
+same_version_pins() {
+  local native p a foreign=() deps
+  native=$(dpkg --print-architecture)
+  for p in "$@"; do
+    case $p in
+      -*) ;;
+      *:*)
+        a=${p##*:}
+        [ "$a" = "$native" ] || [ "$a" = all ] || foreign+=("$p")
+        ;;
+    esac
+  done
+  [ ${#foreign[@]} -gt 0 ] || return 0
+  # The foreign packages of the closure, then one query of each tool for all
+  # of them (apt-cache policy takes about a second a call).
+  mapfile -t deps < <(apt-cache depends --recurse --no-recommends \
+    --no-suggests --no-conflicts --no-breaks --no-replaces --no-enhances \
+    "${foreign[@]}" 2>/dev/null | grep -E '^[^ <]+:[a-z0-9]+$' |
+    grep -v ":$native\$" | sort -u)
+  [ ${#deps[@]} -gt 0 ] || return 0
+  {
+    dpkg-query -W -f='installed ${Package} ${Architecture} ${Multi-Arch} ${Version}\n' 2>/dev/null
+    apt-cache policy "${deps[@]}" 2>/dev/null
+  } | awk -v native="$native" '
+    $1 == "installed" && $3 == native && $4 == "same" { have[$2] = $5; next }
+    /^[^ ].*:$/ { dep = substr($0, 1, length($0) - 1); next }
+    /^  Candidate: / && dep != "" {
+      name = dep; sub(/:[^:]*$/, "", name)
+      if ((name in have) && $2 != "(none)" && $2 != have[name])
+        printf "%s:%s=%s\n%s=%s\n", name, native, $2, dep, $2
+    }' | sort -u | tr '\n' ' ' | sed 's/ $//'
 }
 
 # ---- CMake and CTest, logged ----------------------------------------------------
