@@ -19,10 +19,11 @@
 // An event with a stack stores the stack's id in traceStackTab
 // (trace_stack.h), interned as the event is written (Go's traceStackID
 // (trace.go:784)): a stack seen before costs a hash and a lock-free lookup, no
-// lock and no allocation. Stopping reads the table with the buffers and then
-// empties it. trace_go.cc writes the records and stacks in Go 1.19's format
-// (what `go tool trace` reads), trace_json.cc the records as Chrome trace event
-// JSON.
+// lock and no allocation, and a walk the thread's walk cache answered
+// carries the id it got last time (traceStackID): not even that. Stopping reads
+// the table with the buffers and then empties it. trace_go.cc writes the
+// records and stacks in Go 1.19's format (what `go tool trace` reads),
+// trace_json.cc the records as Chrome trace event JSON.
 #include "trace.h"
 
 #include <cstring>
@@ -328,8 +329,10 @@ void traceEvent(traceEv ev, std::int64_t g, std::int64_t a0, std::int64_t a1,
 namespace {
 
 // traceWalk stores the return addresses how names (gp's switched-out stack, or
-// the calling goroutine's own) in pcs; how many.
-int traceWalk(traceStk how, G* gp, std::uintptr_t* pcs) {
+// the calling goroutine's own) in pcs; how many. *tag: the walk cache's word
+// for this walk (nullptr if none), where traceEventStack keeps its stack id.
+int traceWalk(traceStk how, G* gp, std::uintptr_t* pcs, std::uint64_t** tag) {
+  *tag = nullptr;
   G* me = getg();
   if (how == traceStk::self) gp = getcurg() == me ? me : nullptr;
   if (how == traceStk::none || gp == nullptr || gp->stack.base == nullptr ||
@@ -340,11 +343,26 @@ int traceWalk(traceStk how, G* gp, std::uintptr_t* pcs) {
   char* hi = static_cast<char*>(gp->stack.base) + gp->stack.size;
   int n = 0;
   if (how == traceStk::self) {
-    n = os::tracebackSelfCached(lo, hi, pcs, kMaxStack);
+    n = os::tracebackSelfCached(lo, hi, pcs, kMaxStack, tag);
   } else if (gp->ctx != nullptr) {
-    n = os::tracebackParkedCached(gp->ctx, lo, hi, pcs, kMaxStack);
+    n = os::tracebackParkedCached(gp->ctx, lo, hi, pcs, kMaxStack, tag);
   }
   return n < 0 ? 0 : n;
+}
+
+// traceStackID: the id of pcs[0, n) in the running trace's table. A walk the
+// cache answered carries the id the trace gave it (with the trace's
+// traceSeq, as a trace's ids die with it), so no hash or lookup; else the
+// table's, kept in the cache's tag for the next time.
+std::uint32_t traceStackID(const std::uintptr_t* pcs, int n,
+                           std::uint64_t* tag) {
+  std::uint64_t seq = traceSeq.load(std::memory_order_relaxed);
+  if (tag != nullptr && *tag >> 32 == seq) {
+    return static_cast<std::uint32_t>(*tag);
+  }
+  std::uint32_t id = traceStackTab.put(pcs, n);
+  if (tag != nullptr && id != 0) *tag = seq << 32 | id;
+  return id;
 }
 
 }  // namespace
@@ -362,13 +380,14 @@ void traceEventStack(traceEv ev, std::int64_t g, traceStk how, G* gp,
     return;
   }
   std::uintptr_t pcs[kMaxStack];
-  int n = traceWalk(how, gp, pcs);
+  std::uint64_t* tag = nullptr;
+  int n = traceWalk(how, gp, pcs, &tag);
   traceBuf* b = mp->tracebuf;
   if (b == nullptr) b = mp->tracebuf = acquireBuf();
   b->busy.store(true);  // seq_cst, before the load of traceOn
   if (traceOn.load()) {
     traceRecord r = makeRecord(mp, ev, g, a0, a1, reason);
-    r.stk = traceStackTab.put(pcs, n);
+    r.stk = traceStackID(pcs, n, tag);
     append(b, r, false);
   }
   b->busy.store(false, std::memory_order_release);
