@@ -220,6 +220,7 @@ void sysmon() {
               sleep > scav) {
             sleep = scav;
           }
+          traceSysmonIdle();
           bool relax = sleep >= kOsRelaxMinNS;
           if (relax) os::osRelax(true);
           bool syscallWake = notetsleep(&sched.sysmonnote, sleep);

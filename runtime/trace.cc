@@ -13,13 +13,17 @@
 // order store-busy / load-on. StopTrace clears traceOn, then waits until no
 // buffer is busy; after that no writer touches a buffer until the next
 // StartTrace, so the records can be read and the chunks returned to the pool.
+// Records are stamped with cputicks, not nanotime (a third of the cost of a
+// record on a thread just woken, under kvm-clock), and converted to
+// nanotime when the trace stops.
 // An event with a stack stores the stack's id in traceStackTab
 // (trace_stack.h), interned as the event is written (Go's traceStackID
 // (trace.go:784)): a stack seen before costs a hash and a lock-free lookup, no
-// lock and no allocation. Stopping reads the table with the buffers and then
-// empties it. trace_go.cc writes the records and stacks in Go 1.19's format
-// (what `go tool trace` reads), trace_json.cc the records as Chrome trace event
-// JSON.
+// lock and no allocation, and a walk the thread's walk cache answered
+// carries the id it got last time (traceStackID): not even that. Stopping reads
+// the table with the buffers and then empties it. trace_go.cc writes the
+// records and stacks in Go 1.19's format (what `go tool trace` reads),
+// trace_json.cc the records as Chrome trace event JSON.
 #include "trace.h"
 
 #include <cstring>
@@ -88,6 +92,14 @@ TraceFormat traceFormat ABSL_GUARDED_BY(traceCtl) = TraceFormat::kGo;
 std::int32_t traceStartProcs ABSL_GUARDED_BY(traceCtl) = 0;
 bool traceFromEnv ABSL_GUARDED_BY(traceCtl) = false;
 std::int64_t traceStart ABSL_GUARDED_BY(traceCtl) = 0;
+// The clocks read together when the first trace started: records are
+// stamped in cputicks, and StopTrace converts them to nanotime by the rate
+// since then (the longer the baseline, the closer the rate).
+std::int64_t calibNanos ABSL_GUARDED_BY(traceCtl) = 0;
+std::int64_t calibTicks ABSL_GUARDED_BY(traceCtl) = 0;
+// Counts the traces started; a usleep recorded late (traceUsleepSlow) is
+// dropped if it was slept in another trace.
+std::atomic<std::uint32_t> traceSeq{0};
 
 // newChunkLocked takes a chunk from the pool (or the heap); nullptr past
 // the cap.
@@ -151,7 +163,7 @@ traceBuf* acquireBuf() {
 traceRecord makeRecord(M* mp, traceEv ev, std::int64_t g, std::int64_t a0,
                        std::int64_t a1, std::uint8_t reason) {
   traceRecord r;
-  r.ts = os::nanotime();
+  r.ts = os::cputicks();  // converted by toNanos when the trace stops
   r.g = g;
   r.a0 = a0;
   r.a1 = a1;
@@ -200,6 +212,45 @@ void prefaultPool() {
   unlock(&traceLock);
 }
 
+// clockPair reads nanotime and cputicks together: of three tries, the one
+// whose nanotime read took the fewest ticks (a thread preempted between the
+// two reads would skew the conversion's rate), stamped at its middle.
+void clockPair(std::int64_t* nanos, std::int64_t* ticks) {
+  std::int64_t best = -1;
+  for (int i = 0; i < 3; i++) {
+    std::int64_t t0 = os::cputicks();
+    std::int64_t n = os::nanotime();
+    std::int64_t t1 = os::cputicks();
+    if (best < 0 || t1 - t0 < best) {
+      best = t1 - t0;
+      *nanos = n;
+      *ticks = t0 + (t1 - t0) / 2;
+    }
+  }
+}
+
+// toNanos converts recs' stamps (and a usleep's length) from cputicks to
+// nanotime, by the rate of the two clocks from the first trace's start to
+// (endNanos, endTicks), read together as this trace stopped; no stamp falls
+// before start (another CPU's counter may run a little behind).
+void toNanos(std::vector<traceRecord>* recs, std::int64_t start,
+             std::int64_t endNanos, std::int64_t endTicks)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(traceCtl) {
+  double rate = 1;
+  if (endTicks > calibTicks && endNanos > calibNanos) {
+    rate = static_cast<double>(endNanos - calibNanos) /
+           static_cast<double>(endTicks - calibTicks);
+  }
+  for (traceRecord& r : *recs) {
+    r.ts = endNanos - static_cast<std::int64_t>(
+                          static_cast<double>(endTicks - r.ts) * rate);
+    if (r.ts < start) r.ts = start;
+    if (r.ev == traceEv::Usleep) {
+      r.a1 = static_cast<std::int64_t>(static_cast<double>(r.a1) * rate);
+    }
+  }
+}
+
 bool startTrace(const std::string& path, TraceFormat format, bool fromEnv)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(traceCtl) {
   if (traceOn.load()) return false;
@@ -210,6 +261,8 @@ bool startTrace(const std::string& path, TraceFormat format, bool fromEnv)
   traceFromEnv = fromEnv;
   prefaultPool();
   traceStart = os::nanotime();
+  if (calibTicks == 0) clockPair(&calibNanos, &calibTicks);
+  traceSeq.fetch_add(1);
   dropped.store(0);
   traceOn.store(true);  // seq_cst: pairs with the writers' busy flags
   return true;
@@ -220,7 +273,9 @@ bool startTrace(const std::string& path, TraceFormat format, bool fromEnv)
 bool stopTrace() ABSL_EXCLUSIVE_LOCKS_REQUIRED(traceCtl) {
   if (!traceOn.load()) return false;
   traceOn.store(false);
-  std::int64_t end = os::nanotime();
+  std::int64_t end = 0;
+  std::int64_t endTicks = 0;
+  clockPair(&end, &endTicks);
   lock(&traceLock);
   std::vector<traceBuf*> bufs;
   for (traceBuf* b = allTraceBufs; b != nullptr; b = b->alllink)
@@ -234,6 +289,7 @@ bool stopTrace() ABSL_EXCLUSIVE_LOCKS_REQUIRED(traceCtl) {
   for (traceBuf* b : bufs) drain(b, &recs);
   drain(&sharedBuf, &recs);
   unlock(&traceLock);
+  toNanos(&recs, traceStart, end, endTicks);
   traceStacks stacks = traceStackTab.dump();
   traceStackTab.reset();
   std::string data =
@@ -273,8 +329,10 @@ void traceEvent(traceEv ev, std::int64_t g, std::int64_t a0, std::int64_t a1,
 namespace {
 
 // traceWalk stores the return addresses how names (gp's switched-out stack, or
-// the calling goroutine's own) in pcs; how many.
-int traceWalk(traceStk how, G* gp, std::uintptr_t* pcs) {
+// the calling goroutine's own) in pcs; how many. *tag: the walk cache's word
+// for this walk (nullptr if none), where traceEventStack keeps its stack id.
+int traceWalk(traceStk how, G* gp, std::uintptr_t* pcs, std::uint64_t** tag) {
+  *tag = nullptr;
   G* me = getg();
   if (how == traceStk::self) gp = getcurg() == me ? me : nullptr;
   if (how == traceStk::none || gp == nullptr || gp->stack.base == nullptr ||
@@ -285,11 +343,26 @@ int traceWalk(traceStk how, G* gp, std::uintptr_t* pcs) {
   char* hi = static_cast<char*>(gp->stack.base) + gp->stack.size;
   int n = 0;
   if (how == traceStk::self) {
-    n = os::tracebackSelfCached(lo, hi, pcs, kMaxStack);
+    n = os::tracebackSelfCached(lo, hi, pcs, kMaxStack, tag);
   } else if (gp->ctx != nullptr) {
-    n = os::tracebackParkedCached(gp->ctx, lo, hi, pcs, kMaxStack);
+    n = os::tracebackParkedCached(gp->ctx, lo, hi, pcs, kMaxStack, tag);
   }
   return n < 0 ? 0 : n;
+}
+
+// traceStackID: the id of pcs[0, n) in the running trace's table. A walk the
+// cache answered carries the id the trace gave it (with the trace's
+// traceSeq, as a trace's ids die with it), so no hash or lookup; else the
+// table's, kept in the cache's tag for the next time.
+std::uint32_t traceStackID(const std::uintptr_t* pcs, int n,
+                           std::uint64_t* tag) {
+  std::uint64_t seq = traceSeq.load(std::memory_order_relaxed);
+  if (tag != nullptr && *tag >> 32 == seq) {
+    return static_cast<std::uint32_t>(*tag);
+  }
+  std::uint32_t id = traceStackTab.put(pcs, n);
+  if (tag != nullptr && id != 0) *tag = seq << 32 | id;
+  return id;
 }
 
 }  // namespace
@@ -307,13 +380,14 @@ void traceEventStack(traceEv ev, std::int64_t g, traceStk how, G* gp,
     return;
   }
   std::uintptr_t pcs[kMaxStack];
-  int n = traceWalk(how, gp, pcs);
+  std::uint64_t* tag = nullptr;
+  int n = traceWalk(how, gp, pcs, &tag);
   traceBuf* b = mp->tracebuf;
   if (b == nullptr) b = mp->tracebuf = acquireBuf();
   b->busy.store(true);  // seq_cst, before the load of traceOn
   if (traceOn.load()) {
     traceRecord r = makeRecord(mp, ev, g, a0, a1, reason);
-    r.stk = traceStackTab.put(pcs, n);
+    r.stk = traceStackID(pcs, n, tag);
     append(b, r, false);
   }
   b->busy.store(false, std::memory_order_release);
@@ -325,21 +399,50 @@ std::int64_t traceCurGoid() {
   return gp != nullptr ? gp->goid.load(std::memory_order_relaxed) : 0;
 }
 
-// traceUsleepSlow: usleep, recorded with its requested and real duration.
-void traceUsleepSlow(std::uint32_t usec) {
-  std::int64_t t0 = os::nanotime();
-  os::usleep(usec);
-  std::int64_t t1 = os::nanotime();
+namespace {
+// traceSlept: the last usleep of this thread, not recorded yet.
+struct traceSlept {
+  std::int64_t t0 = 0;  // cputicks before and after
+  std::int64_t t1 = 0;
+  std::uint32_t usec = 0;
+  std::uint32_t seq = 0;  // traceSeq then; 0: none
+};
+thread_local traceSlept lastSleep;
+}  // namespace
+
+// traceUsleepFlush records this thread's last usleep if it is still to be
+// recorded in the trace it was slept in.
+void traceUsleepFlush() {
+  traceSlept last = lastSleep;
+  lastSleep.seq = 0;
   G* gp = getg();
   M* mp = gp != nullptr ? gp->m : nullptr;
-  traceRecord r = makeRecord(mp, traceEv::Usleep, 0, usec, t1 - t0, 0);
-  r.ts = t0;
-  if (mp == nullptr) return;
+  if (mp == nullptr || last.seq != traceSeq.load(std::memory_order_relaxed)) {
+    return;
+  }
+  traceRecord r =
+      makeRecord(mp, traceEv::Usleep, 0, last.usec, last.t1 - last.t0, 0);
+  r.ts = last.t0;
   traceBuf* b = mp->tracebuf;
   if (b == nullptr) b = mp->tracebuf = acquireBuf();
   b->busy.store(true);
   if (traceOn.load()) append(b, r, false);
   b->busy.store(false, std::memory_order_release);
+}
+
+// traceUsleepSlow: usleep, recorded with its requested and real duration.
+// The record is written before the thread's next usleep (or sysmon's sleep
+// on its note, traceSysmonIdle), not right after this one: sysmon wakes to
+// retake a P, and a record written first (0.2-0.3 us on a thread just
+// woken, its caches cold) would delay the retake and every wake-up that
+// follows it (docs/trace.md). A usleep in progress when the trace stops is
+// not recorded.
+void traceUsleepSlow(std::uint32_t usec) {
+  traceUsleepFlush();
+  std::uint32_t seq = traceSeq.load(std::memory_order_relaxed);
+  std::int64_t t0 = os::cputicks();
+  os::usleep(usec);
+  lastSleep = {t0, os::cputicks(), usec, seq};
 }
 
 // traceStartRun starts a trace for $GORT_TRACE at schedinit.

@@ -38,7 +38,7 @@ enum class traceEv : std::uint8_t {
   Steal,         // this P stole a1 goroutines from P a0
   MPark,         // this M parks (stopm, or sleeps for timers)
   MUnpark,       // this M wakes up
-  Usleep,        // usleep(a0 us) returned after a1 ns (event time: its start)
+  Usleep,        // usleep(a0 us) took a1 (ticks, then ns); event time: start
   Gomaxprocs,    // GOMAXPROCS changes from a1 to a0
   NetpollBlock,  // this M blocks in netpoll for a0 ns (-1: no timeout)
   NetpollWake,   // netpoll returned a0 ready goroutines (a1 = 1: blocking)
@@ -49,7 +49,7 @@ enum class traceEv : std::uint8_t {
 
 // traceRecord: one event as stored in a buffer.
 struct traceRecord {
-  std::int64_t ts;  // nanotime
+  std::int64_t ts;  // cputicks; nanotime once StopTrace has converted it
   std::int64_t g;   // goid, or 0
   std::int64_t a0;
   std::int64_t a1;
@@ -82,8 +82,9 @@ void traceEventStack(traceEv ev, std::int64_t g, traceStk how, G* gp,
                      std::uint8_t reason = 0);
 std::int64_t traceCurGoid();  // goid running on this thread, 0 on g0
 void traceUsleepSlow(std::uint32_t usec);
-void traceStartRun();  // schedinit: honour $GORT_TRACE
-void traceEndRun();    // end of Run: write $GORT_TRACE, release buffers
+void traceUsleepFlush();  // record the thread's last usleep now
+void traceStartRun();     // schedinit: honour $GORT_TRACE
+void traceEndRun();       // end of Run: write $GORT_TRACE, release buffers
 
 // traceGoCreate mirrors Go's traceGoCreate (trace.go:1251).
 inline void traceGoCreate(G* newg, G* caller) {
@@ -195,6 +196,11 @@ inline void traceSpinStart(traceSpinHow how) {
 // traceSpinStop: this M stops spinning.
 inline void traceSpinStop(traceSpinWhy why) {
   if (traceEnabled()) traceEvent(traceEv::SpinStop, 0, why);
+}
+// traceSysmonIdle: sysmon is about to sleep on its note; its last usleep is
+// recorded now rather than before its next one (traceUsleepSlow).
+inline void traceSysmonIdle() {
+  if (traceEnabled()) traceUsleepFlush();
 }
 // tracedUsleep is os::usleep, timed and recorded while a trace runs.
 inline void tracedUsleep(std::uint32_t usec) {

@@ -272,6 +272,55 @@ TEST(GoTraceTest, StacksOfAlternatingCallersStayApart) {
   }
 }
 
+__attribute__((noinline)) void RecvUnderC(gort::Chan<int> c) {
+  (void)c.Recv();
+  lastCaller = 5;  // and not a tail call: this frame stays
+}
+
+// A goroutine parks once under RecvUnderC and is woken.
+void ParkOnceElsewhere() {
+  auto c = gort::MakeChan<int>();
+  auto done = gort::MakeChan<int>();
+  gort::Go([c, done] {
+    RecvUnderC(c);
+    done.Send(1);
+  });
+  gort::Gosched();
+  c.Send(1);
+  done.Recv();
+}
+
+// Two traces in one Run, on one thread (main locked to it, so its walks
+// hit that thread's walk cache): the cache keeps each walk's stack id
+// (runtime/trace.cc, traceStackID), and an id from the first trace's table
+// must not be taken for the second's (whose ids start again at 1, here
+// for other stacks first). Each sleep of each trace names its caller, the
+// second trace's first one answered by the cache.
+TEST(GoTraceTest, SecondTraceGetsItsOwnStackIds) {
+  if (!kStacks) GTEST_SKIP() << "no goroutine stacks on this target";
+  std::string first = TempTrace("first"), second = TempTrace("second");
+  static volatile int twice = 2;
+  const int sleeps = twice;  // so that the loop is not unrolled
+  RunGuarded(
+      [&] {
+        gort::LockOSThread();
+        for (const std::string& path : {first, second}) {
+          ASSERT_TRUE(gort::StartTrace(path));
+          // New stacks first in the second: other ids.
+          if (path == second) ParkOnceElsewhere();
+          for (int i = 0; i < sleeps; i++) SleepUnderA();  // one call site
+          ASSERT_TRUE(gort::StopTrace());
+        }
+        gort::UnlockOSThread();
+      },
+      Procs(1));
+  gt::Trace t1 = Load(first), t2 = Load(second);
+  EXPECT_EQ(CallerSequence(t1, gt::kGoSleep, "SleepUnderA", "SleepUnderB"),
+            "AA");
+  EXPECT_EQ(CallerSequence(t2, gt::kGoSleep, "SleepUnderA", "SleepUnderB"),
+            "AA");
+}
+
 // TableStacks: distinct stacks that tempt a careless table: thousands of
 // the same depth (so buckets chain stacks of equal length), drawn from a
 // small range of addresses, every prefix of one deep stack, and stacks

@@ -161,6 +161,47 @@ TEST(TraceTest, SyscallHandoffRecordsRetake) {
   EXPECT_EQ(sys[0].args.NumOr("blocking", -1), 0);
 }
 
+// Records are stamped with cputicks and converted when the trace stops:
+// the syscall slice of a goroutine sleeping in the kernel contains the
+// sleep and lies inside the window the test read around the call, both
+// from nanotime (1 % given to the conversion's rate: unconverted ticks
+// are off by the clock's frequency in GHz). sysmon retakes the P from the
+// sleeper, so it slept, and its usleeps, recorded late (before its next
+// sleep), are in the trace.
+TEST(TraceTest, StampsInNanosecondsAndSysmonSleepsRecorded) {
+  std::string path = TempTrace("stamps");
+  std::int64_t inner = 0, outer = 0;
+  RunGuarded(
+      [&] {
+        ASSERT_TRUE(gort::StartTrace(path, gort::TraceFormat::kChromeJSON));
+        std::int64_t handoffs = gort::ReadStats().handoffs;
+        for (int i = 0; i < 50 && gort::ReadStats().handoffs == handoffs; i++) {
+          std::int64_t t0 = gort::Nanotime();
+          gort::Syscall([&] {
+            std::int64_t a = gort::Nanotime();
+            gort_test::SleepInKernel(20);
+            inner = gort::Nanotime() - a;
+          });
+          outer = gort::Nanotime() - t0;
+        }
+        EXPECT_GT(gort::ReadStats().handoffs, handoffs);
+        ASSERT_TRUE(gort::StopTrace());
+      },
+      Procs(1));
+  Trace t = Load(path);
+  std::vector<Event> sys = OfCat(t, "syscall");
+  ASSERT_FALSE(sys.empty());
+  double dur = sys.back().dur * 1000;  // the last call's, in ns
+  EXPECT_GE(dur, 0.99 * static_cast<double>(inner));
+  EXPECT_LE(dur, 1.01 * static_cast<double>(outer));
+  for (const Event& e : sys) {
+    EXPECT_GE(e.ts, 0);
+    EXPECT_LE(e.ts + e.dur, t.duration_us);
+  }
+  EXPECT_GE(OfCat(t, "usleep").size(), 1u);
+  EXPECT_GE(OfCat(t, "ProcRetake").size(), 1u);
+}
+
 TEST(TraceTest, GomaxprocsChange) {
   std::string path = TempTrace("procs");
   RunGuarded(

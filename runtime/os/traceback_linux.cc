@@ -155,6 +155,7 @@ struct walkCache {
     std::uintptr_t key = 0;  // slots[0]; 0: empty
     int max = 0;             // the walk's limit
     int n = 0;
+    std::uint64_t tag = 0;  // the caller's (the tracer's stack id), 0 if new
     std::uintptr_t pcs[kMax];
     std::uintptr_t slots[kMax];
   };
@@ -180,9 +181,10 @@ walkCache* threadWalkCache() {
 
 // cacheLookup: the cached walk that started at key with limit max, if every
 // one of its slots, all inside [lo, hi), still holds the return address read
-// there; -1 if none.
+// there (its tag in *tag); -1 if none.
 int cacheLookup(walkCache* c, std::uintptr_t key, std::uintptr_t lo,
-                std::uintptr_t hi, std::uintptr_t* pcs, int max) {
+                std::uintptr_t hi, std::uintptr_t* pcs, int max,
+                std::uint64_t** tag) {
   for (walkCache::entry& e : c->entries[walkCache::set(key)]) {
     if (e.key != key || e.max != max) continue;
     for (int i = 0; i < e.n; i++) {
@@ -194,6 +196,7 @@ int cacheLookup(walkCache* c, std::uintptr_t key, std::uintptr_t lo,
     }
     std::memcpy(pcs, e.pcs, sizeof(std::uintptr_t) * e.n);
     c->hits++;
+    if (tag != nullptr) *tag = &e.tag;
     return e.n;
   }
   return -1;
@@ -201,8 +204,10 @@ int cacheLookup(walkCache* c, std::uintptr_t key, std::uintptr_t lo,
 
 // cacheStore: remembers w's walk, which started at key, if it can be checked
 // later (every pc read from its slot): in place of the walk from key with
-// the same limit, else in an empty way, else in the set's ways in turn.
-void cacheStore(walkCache* c, std::uintptr_t key, const Walk& w) {
+// the same limit, else in an empty way, else in the set's ways in turn; its
+// tag starts at 0 (in *tag).
+void cacheStore(walkCache* c, std::uintptr_t key, const Walk& w,
+                std::uint64_t** tag) {
   if (w.n <= 0 || !w.exact || w.slots[0] != key) return;
   int s = walkCache::set(key);
   walkCache::entry* e = nullptr;
@@ -220,6 +225,8 @@ void cacheStore(walkCache* c, std::uintptr_t key, const Walk& w) {
   e->key = key;
   e->max = w.max;
   e->n = w.n;
+  e->tag = 0;
+  if (tag != nullptr) *tag = &e->tag;
   std::memcpy(e->pcs, w.pcs, sizeof(std::uintptr_t) * w.n);
   std::memcpy(e->slots, w.slots, sizeof(std::uintptr_t) * w.n);
 }
@@ -274,7 +281,8 @@ int tracebackSelf(const void* lo, const void* hi, std::uintptr_t* pcs,
 // goroutine stack [lo, hi) are cached, so every load is inside it.
 
 int tracebackParkedCached(void* ctx, const void* lo, const void* hi,
-                          std::uintptr_t* pcs, int max) {
+                          std::uintptr_t* pcs, int max, std::uint64_t** tag) {
+  if (tag != nullptr) *tag = nullptr;
 #if defined(GORT_HAVE_UNWIND_PARKED)
   std::uintptr_t l = reinterpret_cast<std::uintptr_t>(lo);
   std::uintptr_t h = reinterpret_cast<std::uintptr_t>(hi);
@@ -286,7 +294,7 @@ int tracebackParkedCached(void* ctx, const void* lo, const void* hi,
   // The parked frame's return address is saved just below kParkedCfa.
   std::uintptr_t key = c + kParkedCfa - sizeof(std::uintptr_t);
   walkCache* cache = threadWalkCache();
-  int n = cacheLookup(cache, key, l, h, pcs, max);
+  int n = cacheLookup(cache, key, l, h, pcs, max, tag);
   if (n >= 0) return n;
   std::uintptr_t slots[walkCache::kMax];
   Walk w{pcs, max};
@@ -295,7 +303,7 @@ int tracebackParkedCached(void* ctx, const void* lo, const void* hi,
   w.parked = true;
   w.slots = slots;
   gort_unwind_parked(ctx, walkFromTrampoline, &w);
-  cacheStore(cache, key, w);
+  cacheStore(cache, key, w, tag);
   return w.n;
 #else
   return tracebackParked(ctx, lo, hi, pcs, max);
@@ -303,7 +311,8 @@ int tracebackParkedCached(void* ctx, const void* lo, const void* hi,
 }
 
 int tracebackSelfCached(const void* lo, const void* hi, std::uintptr_t* pcs,
-                        int max) {
+                        int max, std::uint64_t** tag) {
+  if (tag != nullptr) *tag = nullptr;
 #if defined(GORT_HAVE_UNWIND_PARKED)
   std::uintptr_t l = reinterpret_cast<std::uintptr_t>(lo);
   std::uintptr_t h = reinterpret_cast<std::uintptr_t>(hi);
@@ -316,7 +325,7 @@ int tracebackSelfCached(const void* lo, const void* hi, std::uintptr_t* pcs,
       reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0)) +
       sizeof(std::uintptr_t);
   walkCache* cache = threadWalkCache();
-  int n = cacheLookup(cache, key, l, h, pcs, max);
+  int n = cacheLookup(cache, key, l, h, pcs, max, tag);
   if (n >= 0) return n;
   std::uintptr_t slots[walkCache::kMax];
   Walk w{pcs, max};
@@ -325,7 +334,7 @@ int tracebackSelfCached(const void* lo, const void* hi, std::uintptr_t* pcs,
   w.skip = 1;  // this function
   w.slots = slots;
   _Unwind_Backtrace(walkFrame, &w);
-  cacheStore(cache, key, w);
+  cacheStore(cache, key, w, tag);
   return w.n;
 #else
   return tracebackSelf(lo, hi, pcs, max);

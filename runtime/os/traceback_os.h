@@ -25,10 +25,15 @@ int tracebackSelf(const void* lo, const void* hi, std::uintptr_t* pcs, int max);
 // from this thread's cache of recent walks when every return address the
 // cached walk read is still in place (for the tracer, which walks the same
 // stacks over and over); bounded walks (hi != nullptr) of at most 32 frames.
+// If tag is not null, *tag is set to the cache entry's word for the caller
+// (0 in a walk just stored, nullptr if the walk is not cached), which the
+// caller may read and write until this thread's next walk: the tracer keeps
+// the walk's stack id there, so a cached walk needs no lookup.
 int tracebackParkedCached(void* ctx, const void* lo, const void* hi,
-                          std::uintptr_t* pcs, int max);
+                          std::uintptr_t* pcs, int max,
+                          std::uint64_t** tag = nullptr);
 int tracebackSelfCached(const void* lo, const void* hi, std::uintptr_t* pcs,
-                        int max);
+                        int max, std::uint64_t** tag = nullptr);
 // tracebackCacheHits: how many walks this thread answered from its cache.
 std::int64_t tracebackCacheHits();
 

@@ -21,12 +21,14 @@ int tracebackParked(void*, const void*, const void*, std::uintptr_t*, int) {
 int tracebackSelf(const void*, const void*, std::uintptr_t*, int) { return -1; }
 
 int tracebackParkedCached(void* ctx, const void* lo, const void* hi,
-                          std::uintptr_t* pcs, int max) {
+                          std::uintptr_t* pcs, int max, std::uint64_t** tag) {
+  if (tag != nullptr) *tag = nullptr;
   return tracebackParked(ctx, lo, hi, pcs, max);
 }
 
 int tracebackSelfCached(const void* lo, const void* hi, std::uintptr_t* pcs,
-                        int max) {
+                        int max, std::uint64_t** tag) {
+  if (tag != nullptr) *tag = nullptr;
   return tracebackSelf(lo, hi, pcs, max);
 }
 
