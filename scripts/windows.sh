@@ -218,7 +218,9 @@ run_binaries() {
 # check_cpu_profile T DIR: the CPU profile a Wine run of gort-trace-known
 # writes (StartCPUProfile's sampling thread, names from the program's COFF
 # symbols), read by the host's `go tool pprof` without the binary: it names
-# BurnForProfile and carries the label profiled=yes.
+# BurnForProfile, carries the label profiled=yes, and its samples are whole
+# stacks (a stack through BurnForProfile names its caller WriteCPUProfile;
+# a profile of the pc alone, as windows/386's was, fails here).
 check_cpu_profile() {
   local t=$1 dir=$2 out=$root/$2/cpuprof
   echo "== windows/$t: go tool pprof reads a CPU profile written under Wine =="
@@ -235,7 +237,15 @@ check_cpu_profile() {
     { echo "the CPU profile does not name BurnForProfile:" && cat "$out/top.txt" && return 1; }
   go tool pprof -tags "$out/cpu.pb.gz" 2>/dev/null | grep -q 'profiled: Total' ||
     { echo "the CPU profile's samples carry no label" && return 1; }
-  echo "go tool pprof names BurnForProfile, labelled profiled=yes: ok"
+  go tool pprof -traces -focus=BurnForProfile "$out/cpu.pb.gz" \
+    >"$out/traces.txt" 2>&1
+  if ! grep -q WriteCPUProfile "$out/traces.txt"; then
+    echo "no stack through BurnForProfile names its caller WriteCPUProfile:"
+    head -60 "$out/traces.txt"
+    return 1
+  fi
+  echo "go tool pprof names BurnForProfile, called from WriteCPUProfile," \
+    "labelled profiled=yes: ok"
 }
 
 # run_target T: GoogleTest for T, the preset windows-T configured and built,
@@ -290,9 +300,7 @@ run_target() {
     ctest_logged "$out" --preset "$p" -j "$jobs"
     rc=$?
   fi
-  if [ "$t" = amd64 ]; then
-    check_cpu_profile "$t" "$dir" || rc=1
-  fi
+  check_cpu_profile "$t" "$dir" || rc=1
   if [ "$bench" = ON ]; then
     echo "== windows/$t: gort-usleep-probe and gort-ping under Wine =="
     wine_run "$t" "$dir/tools/gort-usleep-probe.exe" 2>&1 | tee "$dir/probe.log"

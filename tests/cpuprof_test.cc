@@ -30,10 +30,12 @@ using gort_test::Profile;
 using gort_test::RunGuarded;
 
 // CPU profiles are sampled, with whole stacks, on linux/amd64 (a signal's
-// stack walked) and windows/amd64 (a suspended thread's stack walked);
-// docs/targets.md. windows/386 samples the pc alone: it has a profiler, but
-// its stacks cannot name a caller.
-#if defined(__x86_64__) && (defined(__linux__) || defined(_WIN32))
+// stack walked), windows/amd64 (a suspended thread's stack unwound) and
+// windows/386 (a suspended thread's frame-pointer chain walked);
+// docs/targets.md. The tests below check that a sample of burn names its
+// callers.
+#if (defined(__x86_64__) && (defined(__linux__) || defined(_WIN32))) || \
+    (defined(__i386__) && defined(_WIN32))
 constexpr bool kCPUProfile = true;
 #else
 constexpr bool kCPUProfile = false;

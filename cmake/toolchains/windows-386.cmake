@@ -20,6 +20,11 @@ set(CMAKE_CXX_COMPILER i686-w64-mingw32-g++-posix)
 set(CMAKE_ASM_COMPILER i686-w64-mingw32-gcc-posix)
 set(CMAKE_RC_COMPILER i686-w64-mingw32-windres)
 set(CMAKE_EXE_LINKER_FLAGS_INIT "-static -Wl,--large-address-aware")
+# Frame pointers kept (GCC omits them on 386 from -O1 on): the CPU profiler
+# walks a sampled thread's ebp chain (runtime/os/cpuprof_windows.cc), and a
+# function built without one hides its callers from the profile.
+set(CMAKE_C_FLAGS_INIT "-fno-omit-frame-pointer")
+set(CMAKE_CXX_FLAGS_INIT "-fno-omit-frame-pointer")
 
 set(CMAKE_FIND_ROOT_PATH /usr/i686-w64-mingw32)
 set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)

@@ -18,7 +18,15 @@
 // original stack are moved into the copy and the copy is unwound with the
 // system unwinder (RtlLookupFunctionEntry, RtlVirtualUnwind) on the .pdata/
 // .xdata tables GCC's SEH directives emit. The walk stops where the stack
-// pointer leaves the copy. Elsewhere (386) a sample is the pc alone.
+// pointer leaves the copy.
+//
+// The walk (386), as Go's 386 profile has whole stacks too: with the thread
+// still suspended (it only reads memory, so no lock is at stake, and nothing
+// need be copied), the pc, then the frame-pointer chain from ebp, every read
+// inside the used stack ([esp, end of its committed region)) and each frame
+// above the last; the build keeps frame pointers on 386
+// (cmake/toolchains/windows-386.cmake). Elsewhere (arm, arm64) a sample is
+// the pc alone.
 
 #include <algorithm>
 #include <cstring>
@@ -163,6 +171,62 @@ void sampleThread(HANDLE h, void* arg) {
   hooks.onWalked(cookie, n);
 }
 
+#elif defined(__i386__)
+
+CONTEXT ctx;  // the sampled thread's registers, the sampler's
+
+// stackTop, with the thread suspended: the end of the committed, readable
+// region holding sp (the used part of the stack is [sp, stackTop)), or 0.
+std::uintptr_t stackTop(std::uintptr_t sp) {
+  MEMORY_BASIC_INFORMATION mbi;
+  if (VirtualQuery(reinterpret_cast<void*>(sp), &mbi, sizeof mbi) == 0 ||
+      mbi.State != MEM_COMMIT ||
+      (mbi.Protect & (PAGE_GUARD | PAGE_NOACCESS)) != 0) {
+    return 0;
+  }
+  return reinterpret_cast<std::uintptr_t>(mbi.BaseAddress) + mbi.RegionSize;
+}
+
+// walkFrames, with the thread suspended: the pc, then the return addresses
+// of the frame-pointer chain (each frame: the caller's ebp at [ebp], the
+// return address at [ebp+4]), as tracebackSignal's contract says. It reads
+// only words of the used stack, and ebp must grow at each step, so a
+// garbage ebp (a function built without frame pointers using it as a
+// register) ends the walk, never the process. A function that has not set
+// up its frame yet (a leaf, or one before its prologue) hides its caller.
+int walkFrames(std::uintptr_t* pcs, int max) {
+  if (max <= 0) return 0;
+  int n = 0;
+  pcs[n++] = ctx.Eip + 1;
+  std::uintptr_t lo = ctx.Esp, hi = stackTop(lo);
+  std::uintptr_t fp = ctx.Ebp;
+  while (n < max && fp >= lo && hi >= 8 && fp <= hi - 8 && fp % 4 == 0) {
+    const auto* frame = reinterpret_cast<const std::uintptr_t*>(fp);
+    std::uintptr_t ret = frame[1], next = frame[0];
+    if (ret < 0x10000) break;  // not code (the first 64 KiB are never mapped)
+    pcs[n++] = ret;
+    if (next <= fp) break;
+    fp = next;
+  }
+  return n;
+}
+
+// sampleThread: one sample of suspended thread h, armed with arg, walked
+// before it resumes (the walk takes no lock and only reads); resumes it.
+void sampleThread(HANDLE h, void* arg) {
+  ctx.ContextFlags = CONTEXT_CONTROL;  // Eip, Esp, Ebp
+  std::uintptr_t* pcs = nullptr;
+  int max = 0;
+  void* cookie = nullptr;
+  int n = 0;
+  if (GetThreadContext(h, &ctx)) {
+    cookie = hooks.onSuspended(arg, ctx.Esp, &pcs, &max);
+    if (cookie != nullptr) n = walkFrames(pcs, max);
+  }
+  ResumeThread(h);
+  if (cookie != nullptr) hooks.onWalked(cookie, n);
+}
+
 #else  // the pc alone
 
 CONTEXT ctx;
@@ -173,13 +237,8 @@ void sampleThread(HANDLE h, void* arg) {
   int max = 0;
   void* cookie = nullptr;
   if (GetThreadContext(h, &ctx)) {
-#if defined(__i386__)
-    std::uintptr_t pc = ctx.Eip, sp = ctx.Esp;
-#else
-    std::uintptr_t pc = ctx.Pc, sp = ctx.Sp;
-#endif
-    cookie = hooks.onSuspended(arg, sp, &pcs, &max);
-    if (cookie != nullptr && max > 0) pcs[0] = pc + 1;
+    cookie = hooks.onSuspended(arg, ctx.Sp, &pcs, &max);
+    if (cookie != nullptr && max > 0) pcs[0] = ctx.Pc + 1;
   }
   ResumeThread(h);
   if (cookie != nullptr) hooks.onWalked(cookie, max > 0 ? 1 : 0);
