@@ -112,13 +112,15 @@ apt_get_install() {
 }
 
 # same_version_pins PKG...: for the packages of PKG... named with a foreign
-# architecture (name:arch), prints name:native=V name:arch=V for each
-# Multi-Arch: same package of their dependencies that is installed natively
-# at a version other than V, arch's candidate. dpkg installs such a package
-# for two architectures only at one version; when a mirror's security index
-# for arch failed to download, the native copy can be newer than any arch
-# can get, and apt can only say "held broken packages". Moving the native
-# copy to V (a downgrade, when V is in the native lists too) lets both in.
+# architecture (name:arch), prints name:arch=V for each Multi-Arch: same
+# package of their dependencies that is installed natively, V being arch's
+# candidate; where V is not the native copy's version, also name:a=V for the
+# native copy and every other copy installed. dpkg installs such a package
+# for several architectures only at one version. When a mirror's security
+# index for arch fails to download, the native copy can be newer than any
+# arch can get (a downgrade moves it to V); and even when the versions
+# match, apt's resolver, drawn to the native copy's newer candidate, may
+# give up with "held broken packages" unless each such package is named.
 same_version_pins() {
   local native p a foreign=() deps
   native=$(dpkg --print-architecture)
@@ -140,15 +142,20 @@ same_version_pins() {
     grep -v ":$native\$" | sort -u)
   [ ${#deps[@]} -gt 0 ] || return 0
   {
-    dpkg-query -W -f='installed ${Package} ${Architecture} ${Multi-Arch} ${Version}\n' 2>/dev/null
+    dpkg-query -W -f='installed ${Package} ${Architecture} ${Multi-Arch} ${Version} ${db:Status-Abbrev}\n' 2>/dev/null
     apt-cache policy "${deps[@]}" 2>/dev/null
   } | awk -v native="$native" '
-    $1 == "installed" && $3 == native && $4 == "same" { have[$2] = $5; next }
+    $1 == "installed" && $4 == "same" && $6 ~ /^ii/ {
+      have[$2, $3] = $5; archs[$2] = archs[$2] " " $3; next
+    }
     /^[^ ].*:$/ { dep = substr($0, 1, length($0) - 1); next }
     /^  Candidate: / && dep != "" {
-      name = dep; sub(/:[^:]*$/, "", name)
-      if ((name in have) && $2 != "(none)" && $2 != have[name])
-        printf "%s:%s=%s\n%s=%s\n", name, native, $2, dep, $2
+      name = dep; arch = dep; sub(/:[^:]*$/, "", name); sub(/^.*:/, "", arch)
+      if (!((name, native) in have) || $2 == "(none)") next
+      printf "%s=%s\n", dep, $2
+      if ($2 == have[name, native]) next
+      n = split(archs[name], as, " ")
+      for (k = 1; k <= n; k++) if (as[k] != arch) printf "%s:%s=%s\n", name, as[k], $2
     }' | sort -u | tr '\n' ' ' | sed 's/ $//'
 }
 
