@@ -318,8 +318,12 @@ std::string MachineText();
 // The commit of the git work tree around dir ("+dirty" if it differs).
 std::string CommitText(const std::string& dir);
 
-// Writes block between path's gort-compare markers (appends if missing).
+// Writes block between path's gort-compare markers for this machine's CPU
+// model (appends a block if it has none yet).
 bool WriteMarkdown(const std::string& path, const std::string& block);
+
+// This machine's CPU model, or "an unknown CPU".
+std::string CpuModelOrUnknown();
 
 // Writes block between the lines begin and end of path (appends if missing).
 bool WriteMarkdownBetween(const std::string& path, const std::string& begin,

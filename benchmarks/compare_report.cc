@@ -325,7 +325,8 @@ std::string FormatMarkdown(
     const std::string& report) {
   const std::string go_version =
       run.go_version.empty() ? std::string("Go ?") : run.go_version;
-  std::string md = "## Results (written by `gort-compare --markdown`)\n\n";
+  std::string md = "## Results on " + CpuModelOrUnknown() +
+                   " (written by `gort-compare --markdown`)\n\n";
   md += "- gort commit: `" + run.commit + "`; " + go_version + "\n";
   md += "- machine: " + MachineText() + "\n";
   md += "- date: " + run.started_at + "; " +
@@ -424,19 +425,22 @@ std::string CommitText(const std::string& dir) {
   return commit;
 }
 
-namespace {
+// The CPU model compare.sh's results are kept under, one block each.
+std::string CpuModelOrUnknown() {
+  std::string cpu = gort::bench::CpuModel();
+  return cpu.empty() ? std::string("an unknown CPU") : cpu;
+}
 
-constexpr const char* kMarkdownBegin =
-    "<!-- gort-compare:begin (written by gort-compare --markdown; do not "
-    "edit by hand) -->";
-constexpr const char* kMarkdownEnd = "<!-- gort-compare:end -->";
-
-}  // namespace
-
-// Replaces the text between the markers in path (or appends the block when
-// the markers are missing) with block.
+// Replaces the block of this machine's CPU model between its markers in
+// path, or appends one after the others: the results of each CPU model
+// compare.sh has seen stay in the file.
 bool WriteMarkdown(const std::string& path, const std::string& block) {
-  return WriteMarkdownBetween(path, kMarkdownBegin, kMarkdownEnd, block);
+  const std::string cpu = CpuModelOrUnknown();
+  return WriteMarkdownBetween(
+      path,
+      "<!-- gort-compare:begin cpu=\"" + cpu +
+          "\" (written by gort-compare --markdown; do not edit by hand) -->",
+      "<!-- gort-compare:end cpu=\"" + cpu + "\" -->", block);
 }
 
 bool WriteMarkdownBetween(const std::string& path, const std::string& begin,
@@ -453,7 +457,8 @@ bool WriteMarkdownBetween(const std::string& path, const std::string& begin,
   const std::string full =
       std::string(kMarkdownBegin) + "\n" + block + kMarkdownEnd + "\n";
   const std::size_t b = text.find(kMarkdownBegin);
-  const std::size_t e = text.find(kMarkdownEnd);
+  const std::size_t e =
+      b == std::string::npos ? b : text.find(kMarkdownEnd, b);
   if (b != std::string::npos && e != std::string::npos && e > b) {
     std::size_t after = e + std::strlen(kMarkdownEnd);
     if (after < text.size() && text[after] == '\n') ++after;
