@@ -122,13 +122,15 @@ TEST_F(NetpollTest, StaleEventIgnored) {
     ASSERT_EQ(gort::os::ioRecv(op, &byte, 1), gort::os::kErrPending);
     ASSERT_TRUE(gort_test::SocketWrite(sv[1], "k", 1));
     G* list = nullptr;
-    for (int i = 0; i < 1000 && pd->rg.load() != pdReady; i++) {
+    for (int i = 0; i < 1000 && !pdIsReady(pd->rg.load()); i++) {
       std::int32_t delta = 0;
       list = netpoll(1'000'000, &delta);
       if (list != nullptr) break;
     }
-    EXPECT_EQ(list, nullptr);  // nobody waited: pdReady is left instead
-    EXPECT_EQ(pd->rg.load(), pdReady);
+    EXPECT_EQ(list, nullptr);  // nobody waited: the news is left instead
+    // A completion says nothing of what is left queued, so its news is
+    // never clean (a drained read may not skip the next one on Windows).
+    EXPECT_EQ(pd->rg.load(), pdReadyUnclean);
     std::size_t got = 0;
     EXPECT_EQ(gort::os::ioResult(op, &got, nullptr), 0);
     EXPECT_EQ(got, 1u);
