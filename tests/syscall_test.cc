@@ -435,7 +435,11 @@ TEST(PreemptTest, SysmonFlagsLongRunningGoroutine) {
 TEST(PreemptTest, FlaggedGoroutineYieldsAtSyscall) {
   // At GOMAXPROCS 1 main hogs the P until sysmon flags it; the flag is
   // honoured on the way out of the next syscall, so the waiting goroutine
-  // runs before main goes on.
+  // runs before main goes on. The waiting goroutine is started from a
+  // thread outside the runtime, so it waits in the global queue, where main
+  // yielding lines up behind it: started from main it would wait in
+  // runnext, and the one-run-in-61 look at the global queue first
+  // (findRunnable's fairness) would now and then run main again first.
   bool flagged = false;
   bool other_ran_before_syscall = true;
   bool other_ran_after_syscall = false;
@@ -443,7 +447,7 @@ TEST(PreemptTest, FlaggedGoroutineYieldsAtSyscall) {
       [&] {
         std::atomic<bool> other_ran{false};
         const std::int64_t before = gort::ReadStats().preempt_requests;
-        gort::Go([&] { other_ran.store(true); });
+        std::thread([&] { gort::Go([&] { other_ran.store(true); }); }).join();
         const auto deadline = std::chrono::steady_clock::now() + kDeadline;
         while (gort::ReadStats().preempt_requests == before &&
                std::chrono::steady_clock::now() < deadline) {
