@@ -457,8 +457,7 @@ bool WriteMarkdownBetween(const std::string& path, const std::string& begin,
   const std::string full =
       std::string(kMarkdownBegin) + "\n" + block + kMarkdownEnd + "\n";
   const std::size_t b = text.find(kMarkdownBegin);
-  const std::size_t e =
-      b == std::string::npos ? b : text.find(kMarkdownEnd, b);
+  const std::size_t e = b == std::string::npos ? b : text.find(kMarkdownEnd, b);
   if (b != std::string::npos && e != std::string::npos && e > b) {
     std::size_t after = e + std::strlen(kMarkdownEnd);
     if (after < text.size() && text[after] == '\n') ++after;
