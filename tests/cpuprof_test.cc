@@ -150,6 +150,8 @@ TEST(CpuprofTest, CPUProfileNamesTheBurningFunction) {
     }
   }
   EXPECT_GE(hog, 1) << "no sample in CpuHogUnlabeled of " << p.samples.size();
+  // Symbolized here, so pprof must not ask a server's /debug/pprof/symbol.
+  EXPECT_EQ(p.locationsLeftToPprof, 0);
 }
 
 TEST(CpuprofTest, CPUProfileLabelsAreInheritedAndAttached) {
@@ -377,6 +379,7 @@ TEST(HttpTest, ProfileAndTraceAreServed) {
     ASSERT_EQ(a.status, 200) << a.body;
     Profile p = ParseProfile(a.body);
     EXPECT_EQ(p.period, 10'000'000);
+    EXPECT_EQ(p.locationsLeftToPprof, 0);
     a = Get(addr, "/debug/pprof/trace?seconds=0.2");
     ASSERT_EQ(a.status, 200) << a.body;
     EXPECT_EQ(a.body.rfind("go 1.19 trace", 0), 0u);

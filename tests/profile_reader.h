@@ -31,6 +31,10 @@ struct Profile {
   std::pair<std::string, std::string> periodType;
   std::int64_t period = 0;
   std::vector<ProfSample> samples;
+  // locationsLeftToPprof: locations that `go tool pprof` would try to
+  // symbolize again (no mapping, or one not marked has_functions): over
+  // HTTP it asks the server's /debug/pprof/symbol for them.
+  int locationsLeftToPprof = 0;
 };
 
 namespace profile_reader {
@@ -122,6 +126,8 @@ inline Profile ParseProfile(const std::string& data) {
   std::pair<std::uint64_t, std::uint64_t> ptype{0, 0};
   std::map<std::uint64_t, std::uint64_t> funcName;  // id -> str id
   std::map<std::uint64_t, std::vector<std::uint64_t>> locFuncs;
+  std::map<std::uint64_t, std::uint64_t> locMapping;  // id -> mapping id
+  std::map<std::uint64_t, bool> mappingHasFunctions;  // id -> has_functions
   struct RawSample {
     std::vector<std::uint64_t> locs, values;
     std::vector<std::pair<std::uint64_t, std::uint64_t>> labels;
@@ -155,11 +161,22 @@ inline Profile ParseProfile(const std::string& data) {
         raws.push_back(std::move(r));
         break;
       }
-      case 4: {
+      case 3: {
         std::uint64_t id = 0;
+        bool hasFunctions = false;
+        for (const Field& g : fields(f.s)) {
+          if (g.num == 1) id = g.v;
+          if (g.num == 7) hasFunctions = g.v != 0;
+        }
+        mappingHasFunctions[id] = hasFunctions;
+        break;
+      }
+      case 4: {
+        std::uint64_t id = 0, mapping = 0;
         std::vector<std::uint64_t> fns;
         for (const Field& g : fields(f.s)) {
           if (g.num == 1) id = g.v;
+          if (g.num == 2) mapping = g.v;
           if (g.num == 4) {
             for (const Field& h : fields(g.s)) {
               if (h.num == 1) fns.push_back(h.v);
@@ -167,6 +184,7 @@ inline Profile ParseProfile(const std::string& data) {
           }
         }
         locFuncs[id] = fns;
+        locMapping[id] = mapping;
         break;
       }
       case 5: {
@@ -195,6 +213,10 @@ inline Profile ParseProfile(const std::string& data) {
     if (i >= strings.size()) throw std::runtime_error("bad string index");
     return strings[i];
   };
+  for (const auto& [loc, mapping] : locMapping) {
+    auto m = mappingHasFunctions.find(mapping);
+    if (m == mappingHasFunctions.end() || !m->second) p.locationsLeftToPprof++;
+  }
   for (const auto& [t, u] : types) p.sampleTypes.emplace_back(str(t), str(u));
   p.periodType = {str(ptype.first), str(ptype.second)};
   for (const RawSample& r : raws) {

@@ -17,6 +17,7 @@ namespace {
 enum : int {
   kProfileSampleType = 1,
   kProfileSample = 2,
+  kProfileMapping = 3,
   kProfileLocation = 4,
   kProfileFunction = 5,
   kProfileStringTable = 6,
@@ -31,7 +32,10 @@ enum : int {
   kSampleLabel = 3,
   kLabelKey = 1,
   kLabelStr = 2,
+  kMappingID = 1,
+  kMappingHasFunctions = 7,
   kLocationID = 1,
+  kLocationMappingID = 2,
   kLocationAddress = 3,
   kLocationLine = 4,
   kLineFunctionID = 1,
@@ -43,6 +47,9 @@ enum : int {
 };
 
 constexpr int kMaxInlined = 16;
+
+// kMappingAll: the id of the one mapping every location names (below).
+constexpr std::uint64_t kMappingAll = 1;
 
 }  // namespace
 
@@ -115,6 +122,7 @@ std::uint64_t profileBuilder::location(std::uintptr_t pc) {
   int n = os::symbolize(pc, syms, kMaxInlined);
   protoBuf loc;
   loc.uint64(kLocationID, it->second);
+  loc.uint64(kLocationMappingID, kMappingAll);
   loc.uint64(kLocationAddress, pc);
   for (int i = 0; i < n; i++) {
     protoBuf line;
@@ -150,6 +158,17 @@ void profileBuilder::add(
 std::string profileBuilder::build(std::int64_t timeNanos,
                                   std::int64_t durationNanos) {
   protoBuf out = body_;
+  // One mapping for the whole address space, as Go's proto.go fakes one
+  // where it cannot read the process's maps, marked has_functions: every
+  // location is symbolized here already, or cannot be (a PC in the vdso
+  // that no symbol covers, say). Without it `go tool pprof` invents an
+  // unsymbolized mapping and, for a profile fetched over HTTP, asks the
+  // server's /debug/pprof/symbol about any location without a line, then
+  // fails on the answer.
+  protoBuf m;
+  m.uint64(kMappingID, kMappingAll);
+  m.uint64(kMappingHasFunctions, 1);
+  out.bytes(kProfileMapping, m);
   protoBuf pt;
   pt.int64(kValueTypeType, str(periodType_.first));
   pt.int64(kValueTypeUnit, str(periodType_.second));
