@@ -12,11 +12,13 @@
 // want one at once, and sudogs may move between the Ps' caches until both
 // are full: one-time costs, bounded whatever the number of operations, so
 // the bound kOneTime is far below one allocation per operation.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <new>
+#include <string>
 
 #include "gort/gort.h"
 #include "gtest/gtest.h"
@@ -161,30 +163,60 @@ TEST_P(AllocTest, GoschedDoesNotAllocate) {
 
 INSTANTIATE_TEST_SUITE_P(Maxprocs, AllocTest, ::testing::Values(1, 2));
 
-// The scavenger (GODEBUG=scavenge, here every 100 ms) frees only Gs that
-// idled a whole period: bursts of 200 goroutines, one after another (each far
-// shorter than a period, even on a loaded machine), reuse the same free Gs
-// and stacks across several of its looks and allocate nothing (a scavenger
-// that freed the free list's Gs regardless would have the next burst
-// allocate them again). One P: the same Gs cycle every burst.
+// Burst starts 200 goroutines that end at once and waits for them.
+void Burst() {
+  gort::WaitGroup wg;
+  wg.Add(200);
+  for (int i = 0; i < 200; i++) gort::Go([&wg] { wg.Done(); });
+  wg.Wait();
+}
+
+// SlowestBurst: the slowest of five bursts in a fresh Run with the scavenger
+// off, the first of which makes the Gs (and under ThreadSanitizer a fiber
+// for each, several milliseconds apiece).
+std::chrono::nanoseconds SlowestBurst() {
+  setenv("GODEBUG", "scavenge=0", 1);
+  std::chrono::nanoseconds slowest{0};
+  RunGuarded(
+      [&] {
+        for (int i = 0; i < 5; i++) {
+          auto t0 = std::chrono::steady_clock::now();
+          Burst();
+          slowest = std::max<std::chrono::nanoseconds>(
+              slowest, std::chrono::steady_clock::now() - t0);
+        }
+      },
+      Procs(1));
+  unsetenv("GODEBUG");
+  return slowest;
+}
+
+// The scavenger (GODEBUG=scavenge) frees only Gs that idled a whole period:
+// bursts of 200 goroutines, one after another, each far shorter than a
+// period, reuse the same free Gs and stacks across its looks and allocate
+// nothing (a scavenger that freed the free list's Gs regardless would have
+// the next burst allocate them again). One P: the same Gs cycle every
+// burst. The period is 100 ms, or three times the slowest burst of a Run
+// like the test's where bursts are slower (ThreadSanitizer: the first burst
+// of a Run makes its fibers and takes about a second, and a shorter period
+// would free that burst's first Gs before the next, whose new fibers would
+// make it as slow again); the test's Run spans six looks, or at least two.
 TEST(AllocScavengeTest, SpawnBurstsDoNotAllocateAcrossScavenges) {
-  setenv("GODEBUG", "scavenge=100", 1);
+  const auto slowest =
+      std::chrono::duration_cast<std::chrono::milliseconds>(SlowestBurst());
+  const std::int64_t period = std::max<std::int64_t>(100, 3 * slowest.count());
+  const std::int64_t window = std::max<std::int64_t>(600, 2 * period);
+  setenv("GODEBUG", ("scavenge=" + std::to_string(period)).c_str(), 1);
   std::int64_t n = -1, freed = -1, bursts = 0;
   RunGuarded(
       [&] {
-        auto burst = [&] {
-          gort::WaitGroup wg;
-          wg.Add(200);
-          for (int i = 0; i < 200; i++) gort::Go([&wg] { wg.Done(); });
-          wg.Wait();
-        };
-        for (int i = 0; i < 20; i++) burst();  // warm up
+        for (int i = 0; i < 20; i++) Burst();  // warm up
         std::int64_t before = allocations.load();
         std::int64_t freedBefore = gort::ReadStats().gs_freed;
-        auto end =
-            std::chrono::steady_clock::now() + std::chrono::milliseconds(600);
+        auto end = std::chrono::steady_clock::now() +
+                   std::chrono::milliseconds(window);
         while (std::chrono::steady_clock::now() < end) {
-          burst();
+          Burst();
           bursts++;
         }
         n = allocations.load() - before;
@@ -193,7 +225,8 @@ TEST(AllocScavengeTest, SpawnBurstsDoNotAllocateAcrossScavenges) {
       Procs(1));
   unsetenv("GODEBUG");
   EXPECT_GT(bursts, 0);
-  EXPECT_EQ(n, 0) << "allocations in " << bursts << " bursts";
+  EXPECT_EQ(n, 0) << "allocations in " << bursts << " bursts, scavenge period "
+                  << period << " ms";
   EXPECT_EQ(freed, 0) << "Gs in use freed by the scavenger";
 }
 

@@ -693,12 +693,14 @@ TEST_P(NetProcsTest, TimersFireWhileBlockedInPoller) {
   gort::Run(
       [] {
         Pair p;
-        gort::Go([&p] {
+        auto done = gort::MakeChan<int>();
+        gort::Go([&p, done] {
           char c;
           try {
             p.a.Read(&c, 1);
           } catch (const Error&) {
           }
+          done.Close();
         });
         for (int i = 0; i < 20; i++) {
           auto t0 = Clock::now();
@@ -709,6 +711,7 @@ TEST_P(NetProcsTest, TimersFireWhileBlockedInPoller) {
         gort::After(2ms).Recv();
         EXPECT_GE(Clock::now() - t0, 2ms);
         p.a.Close();
+        done.Recv();  // the reader is out of p before p goes
       },
       Opts());
 }
