@@ -59,7 +59,7 @@ std::int64_t RssKiB() {
 }
 
 // SpikeSize: n scaled for the target. ThreadSanitizer makes a fiber for
-// each new goroutine (about a millisecond here, most of it clearing the
+// each new goroutine (several milliseconds here, most of it clearing the
 // fiber's state), so there a spike is a fifth of the scaled size, or two
 // spikes of 3 000 take most of the watchdog's 30 s in a loaded ctest run.
 int SpikeSize(int n) {
