@@ -22,6 +22,7 @@
 #include "gtest/gtest.h"
 #include "hooks_test.h"
 #include "netpoll.h"
+#include "runnext.h"
 
 namespace {
 
@@ -99,7 +100,7 @@ TEST(HooksEdgeTest, DuplicatesKeepTheBlockingView) {
       char x = 0;
       got.Send(read(p.a, &x, 1));
     });
-    gort::Gosched();  // the reader parks
+    gort_test::LetRunnextRun();  // the reader parks
     EXPECT_EQ(close(dups[0]), 0);
     EXPECT_EQ(close(dups[1]), 0);
     EXPECT_EQ(write(p.b, "o", 1), 1);
@@ -212,7 +213,7 @@ TEST(HooksEdgeTest, CloseFromAPlainThreadWakesAParkedReader) {
       ssize_t r = read(p.a, &c, 1);
       done.Send(r < 0 ? errno : 0);
     });
-    gort::Gosched();  // the reader parks
+    gort_test::LetRunnextRun();  // the reader parks
     std::thread closer([&] {
       // Until the M with nothing to run blocks in the poller.
       while (gort::runtime::netpollSleepUntil() < 0) std::this_thread::yield();

@@ -30,6 +30,7 @@
 #include "gtest/gtest.h"
 #include "netpoll.h"
 #include "proc.h"
+#include "runnext.h"
 #include "watchdog.h"
 
 namespace {
@@ -556,7 +557,7 @@ TEST(HooksTest, HundredThousandSocketsLeakNothing) {
             char c = 0;
             done.Send(read(sv[0], &c, 1));  // parks: sv[0] gets a pollDesc
           });
-          gort::Gosched();  // the reader runs and parks
+          gort_test::LetRunnextRun();  // the reader runs and parks
           ASSERT_EQ(write(sv[1], "1", 1), 1);
           ASSERT_EQ(done.Recv(), 1);
           ASSERT_EQ(close(sv[0]), 0);

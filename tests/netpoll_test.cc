@@ -24,6 +24,7 @@
 #include "os/netpoll_os.h"
 #include "os/os.h"
 #include "proc.h"
+#include "runnext.h"
 #include "trace_file.h"
 #include "watchdog.h"
 
@@ -453,7 +454,7 @@ TEST_F(NetpollTest, TraceCountsNetpoll) {
           ev.r.Read(&v, sizeof v);
           done.Send(1);
         });
-        gort::Gosched();  // the reader parks in the poller
+        gort_test::LetRunnextRun();  // the reader parks in the poller
         // The idle M waits in netpoll until this timer: long enough that
         // its findrunnable reaches the poll first even under qemu.
         gort::Sleep(50ms);
@@ -486,7 +487,7 @@ void SleepsWhileAReaderParks(Reader& r, std::chrono::microseconds d) {
     } catch (const gort::net::Error&) {
     }
   });
-  gort::Gosched();
+  gort_test::LetRunnextRun();
   for (int i = 0; i < 50; i++) {
     auto t0 = Clock::now();
     gort::Sleep(d);

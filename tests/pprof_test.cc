@@ -10,6 +10,7 @@
 
 #include "gort/gort.h"
 #include "gtest/gtest.h"
+#include "runnext.h"
 #include "test_os.h"
 #include "watchdog.h"
 
@@ -180,7 +181,7 @@ TEST(PprofTest, BlockProfileNamesChannelAndMutexWaits) {
         RecvWhileOff(c);
         gort::pprof::SetBlockProfileRate(1);
         gort::Go([c] { RecvInBlockTest(c); });
-        gort::Gosched();  // GOMAXPROCS 1: it runs and parks in Recv
+        gort_test::LetRunnextRun();  // GOMAXPROCS 1: it runs and parks in Recv
         SendInBlockTest(c);
         gort::Mutex mu;
         auto done = gort::MakeChan<int>();
@@ -189,7 +190,7 @@ TEST(PprofTest, BlockProfileNamesChannelAndMutexWaits) {
           LockInBlockTest(&mu);
           done.Send(0);
         });
-        gort::Gosched();  // it runs and parks in Lock
+        gort_test::LetRunnextRun();  // it runs and parks in Lock
         mu.Unlock();
         done.Recv();
         gort::pprof::SetBlockProfileRate(0);
@@ -228,7 +229,7 @@ void Contention(void (*unlock)(gort::Mutex*)) {
     mu.Unlock();
     done.Send(0);
   });
-  gort::Gosched();  // GOMAXPROCS 1: it runs and queues in Lock
+  gort_test::LetRunnextRun();  // GOMAXPROCS 1: it runs and queues in Lock
   unlock(&mu);
   done.Recv();
 }

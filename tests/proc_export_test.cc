@@ -18,6 +18,7 @@
 #include "gort/gort.h"
 #include "gtest/gtest.h"
 #include "proc.h"
+#include "runnext.h"
 #include "runtime2.h"
 #include "sema.h"
 #include "watchdog.h"
@@ -512,7 +513,7 @@ TEST(SemaHandoffTest, HandoffRunsTheWaiterBeforeTheReleaserGoesOn) {
             waiterRan = true;
             wg.Done();
           });
-          gort::Gosched();  // the waiter parks on sem
+          gort_test::LetRunnextRun();  // the waiter parks on sem
           semrelease1(&sem, handoff);
           ranBeforeReleaseReturned = waiterRan;
           countSeenByReleaser = std::atomic_ref<std::uint32_t>(sem).load();
@@ -538,7 +539,7 @@ void StartSemWaiter(std::uint32_t* sem, bool lifo, std::vector<int>* order,
     if (then) then();
     wg->Done();
   });
-  gort::Gosched();
+  gort_test::LetRunnextRun();
 }
 
 // A handed-off count is the waiter's: the releaser, acquiring again at
@@ -572,7 +573,7 @@ TEST(SemaHandoffTest, LifoWaiterIsReleasedFirst) {
         }
         for (int i = 0; i < 3; i++) {
           semrelease1(&sem, false);
-          gort::Gosched();  // the woken waiter runs and notes its id
+          gort_test::LetRunnextRun();  // the woken waiter runs and notes its id
         }
         wg.Wait();
       },
@@ -609,7 +610,7 @@ void StartWaiter(gort::Mutex* mu, std::vector<int>* order, int id,
     mu->Unlock();
     wg->Done();
   });
-  gort::Gosched();
+  gort_test::LetRunnextRun();
 }
 
 // A waiter that waited more than 1 ms switches the mutex to starvation

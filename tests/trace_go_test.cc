@@ -21,6 +21,7 @@
 #include "go_trace_reader.h"
 #include "gort/gort.h"
 #include "gtest/gtest.h"
+#include "runnext.h"
 #include "test_os.h"
 #include "trace_known.h"
 #include "trace_stack.h"
@@ -212,7 +213,7 @@ void AlternatingCallers() {
     done.Send(1);
   });
   for (int i = 0; i < kAlternations; i++) {
-    gort::Gosched();
+    gort_test::LetRunnextRun();
     c.Send(i);
     if (i % 2 == 0) {
       SleepUnderA();
@@ -285,7 +286,7 @@ void ParkOnceElsewhere() {
     RecvUnderC(c);
     done.Send(1);
   });
-  gort::Gosched();
+  gort_test::LetRunnextRun();
   c.Send(1);
   done.Recv();
 }

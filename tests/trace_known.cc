@@ -25,6 +25,7 @@
 #include <string>
 
 #include "gort/pprof.h"
+#include "runnext.h"
 
 namespace {
 
@@ -87,7 +88,8 @@ void WriteProfiles(const std::string& dir) {
     gort::Go([release, &parked] { ParkedForProfile(release, &parked); });
   }
   parked.Wait();
-  gort::Gosched();  // GOMAXPROCS 1: the last one parks in Recv before this
+  // GOMAXPROCS 1: the last one parks in Recv before this returns.
+  gort_test::LetRunnextRun();
   for (const char* name : {"goroutine", "threadcreate", "block", "mutex"}) {
     std::ofstream out(dir + "/" + name + ".pb.gz", std::ios::binary);
     gort::pprof::WriteProfile(name, out);
