@@ -2,6 +2,7 @@
 #   gort_target_names(): GORT_GOOS and GORT_GOARCH for the target being built,
 #     named as Go's GOOS and GOARCH are (linux/windows; amd64/386/arm/arm64).
 #   gort_set_warnings(target): gort's warning flags on one target.
+#   GORT_LINE_TABLES: the debug-info level of everything but the library.
 # Included by the top-level CMakeLists.txt, so runtime/, tests/, benchmarks/
 # and tools/ all see the same names and flags.
 
@@ -56,3 +57,14 @@ function(gort_set_warnings target)
     $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wno-unused-parameter>
     $<$<AND:$<COMPILE_LANGUAGE:CXX>,$<CXX_COMPILER_ID:Clang>>:-Wthread-safety>)
 endfunction()
+
+# GORT_LINE_TABLES: compile options for the tests, benchmarks, tools and
+# examples (tests/, benchmarks/, tools/ and examples/ add it to all their
+# targets): -g1, line tables and function names, in every build type but
+# Debug, whatever -g the build type gives the library. That is what they
+# need: a goroutine dump or trace shows their frames with file:line
+# (traceback_test checks it). Full -g doubled the suite's compile time
+# (select_test.cc: 28 s with -O2 -g, 14 s with -O2 -g1), and the suite is
+# built by nine presets in CI.
+set(GORT_LINE_TABLES
+  $<$<AND:$<COMPILE_LANGUAGE:CXX>,$<CXX_COMPILER_ID:GNU,Clang>,$<NOT:$<CONFIG:Debug>>>:-g1>)
