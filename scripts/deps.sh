@@ -21,6 +21,7 @@ pkgs=(
   llvm-14                # llvm-objdump, for the Windows ARM trampoline checks
   golang-go              # Go 1.19: reference runtime source and the Go side of benchmarks
   valgrind linux-perf    # profiling (callgrind, perf record): docs/performance.md
+  ccache                 # scripts/mutants.sh: each mutant's file recompiled unmutated
   "$@"
 )
 
