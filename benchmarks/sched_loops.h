@@ -254,18 +254,17 @@ inline constexpr std::int64_t kSpawnBurst = 200'000;
 // SpawnBurst: the main goroutine starts `burst` goroutines that each call
 // WaitGroup.Done, then waits for them; with GOMAXPROCS 1 none runs before
 // the wait, so they pile up in the run queues (and the global queue) first.
-// Repeated until n goroutines in all; an op is one goroutine created, run
-// and finished.
+// Repeated n times: an op is one whole burst, so every run measures bursts
+// of the same size (cut to what was left of n, a slower machine's shorter
+// runs measured smaller bursts).
 inline void SpawnBurst(std::int64_t n, std::int64_t burst = kSpawnBurst) {
   gort::WaitGroup wg;
-  for (std::int64_t left = n; left > 0;) {
-    const std::int64_t k = left < burst ? left : burst;
-    wg.Add(static_cast<int>(k));
-    for (std::int64_t i = 0; i < k; ++i) {
+  for (std::int64_t b = 0; b < n; ++b) {
+    wg.Add(static_cast<int>(burst));
+    for (std::int64_t i = 0; i < burst; ++i) {
       gort::Go([w = &wg] { w->Done(); });
     }
     wg.Wait();
-    left -= k;
   }
 }
 
@@ -278,22 +277,21 @@ inline constexpr std::size_t kParkBurstCap = 1024;
 // ParkBurst: the main goroutine starts `burst` goroutines that each send
 // once on a channel of capacity 1024, then receives every value: the first
 // 1024 senders fill the buffer and the rest park, so unlike SpawnBurst most
-// goroutines are alive, parked, at once (their stacks all in use). Repeated
-// until n goroutines in all; an op is one goroutine started, parked and
-// drained.
+// goroutines are alive, parked, at once (their stacks all in use).
+// Repeated n times: an op is one whole burst, so the peak RSS is always
+// that of `burst` goroutines (cut to what was left of n, a slower machine's
+// shorter runs parked fewer at once, and took less memory).
 inline void ParkBurst(std::int64_t n, std::int64_t burst = kParkBurst) {
   auto ch = gort::MakeChan<std::int64_t>(kParkBurstCap);
-  for (std::int64_t left = n; left > 0;) {
-    const std::int64_t k = left < burst ? left : burst;
-    for (std::int64_t i = 0; i < k; ++i) {
+  for (std::int64_t b = 0; b < n; ++b) {
+    for (std::int64_t i = 0; i < burst; ++i) {
       gort::Go([ch, i] { ch.Send(i); });
     }
     std::int64_t sum = 0;
-    for (std::int64_t i = 0; i < k; ++i) sum += ch.Recv();
-    if (sum != k * (k - 1) / 2) {
+    for (std::int64_t i = 0; i < burst; ++i) sum += ch.Recv();
+    if (sum != burst * (burst - 1) / 2) {
       sched_internal::Fail("ParkBurst: a value was lost or doubled");
     }
-    left -= k;
   }
 }
 

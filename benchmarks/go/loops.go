@@ -317,23 +317,18 @@ const spawnBurstDefault = 200000
 
 // spawnBurst: the main goroutine starts burst goroutines that each call
 // WaitGroup.Done, then waits for them; with GOMAXPROCS 1 none runs before
-// the wait. Repeated until n goroutines in all; an op is one goroutine
-// created, run and finished.
+// the wait. Repeated n times: an op is one whole burst (as gort's
+// SpawnBurst, sched_loops.h).
 func spawnBurst(n, burst int64) {
 	var wg sync.WaitGroup
-	for left := n; left > 0; {
-		k := burst
-		if left < k {
-			k = left
-		}
-		wg.Add(int(k))
-		for i := int64(0); i < k; i++ {
+	for b := int64(0); b < n; b++ {
+		wg.Add(int(burst))
+		for i := int64(0); i < burst; i++ {
 			go func() {
 				wg.Done()
 			}()
 		}
 		wg.Wait()
-		left -= k
 	}
 }
 
@@ -346,28 +341,24 @@ const (
 
 // parkBurst: the main goroutine starts burst goroutines that each send once
 // on a channel of capacity 1024, then receives every value, so most of them
-// park first. Repeated until n goroutines in all; an op is one goroutine
-// started, parked and drained.
+// park first. Repeated n times: an op is one whole burst (as gort's
+// ParkBurst, sched_loops.h), so the peak RSS is always that of burst
+// goroutines.
 func parkBurst(n, burst int64) {
 	ch := make(chan int64, parkBurstCap)
-	for left := n; left > 0; {
-		k := burst
-		if left < k {
-			k = left
-		}
-		for i := int64(0); i < k; i++ {
+	for b := int64(0); b < n; b++ {
+		for i := int64(0); i < burst; i++ {
 			go func(i int64) {
 				ch <- i
 			}(i)
 		}
 		var sum int64
-		for i := int64(0); i < k; i++ {
+		for i := int64(0); i < burst; i++ {
 			sum += <-ch
 		}
-		if sum != k*(k-1)/2 {
+		if sum != burst*(burst-1)/2 {
 			fail("ParkBurst: a value was lost or doubled")
 		}
-		left -= k
 	}
 }
 
