@@ -2,8 +2,9 @@
 # scripts/mutants.sh: proves that the test suite catches a broken runtime.
 #
 # Each mutant is one deliberate fault (scripts/mutants.tsv): a unique search
-# string in runtime/ or pkg/ (its anchor) and its replacement. The script copies the source tree to
-# build/mutants/src, builds the unmutated runtime and the test
+# string in runtime/ or pkg/ (its anchor) and its replacement. The script
+# copies the source tree to build/mutants/src (build/mutants/N/src for each
+# of two workers), builds the unmutated runtime and the test
 # binaries the mutants need (no benchmarks, examples or install rules;
 # ccache if installed), checks that those tests pass, and then for each
 # mutant: finds the one runtime file containing the search string (by
@@ -25,6 +26,8 @@
 #   GORT_MUTANTS_DIR      work directory (default build/mutants)
 #   GORT_MUTANT_TIMEOUT   seconds one mutant's test run may take (default 60)
 #   GORT_MUTANTS_DRY=1    list the selected mutants and exit (no build)
+#   GORT_MUTANTS_JOBS     workers running mutants side by side (default 2,
+#                         1 on a one-CPU machine; see "workers" below)
 # Linux only: several mutants and their tests are about Linux's OS layer.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
@@ -97,6 +100,45 @@ if [ $check_only = 1 ]; then
   exit 0
 fi
 
+# ---- workers ---------------------------------------------------------------------
+# GORT_MUTANTS_JOBS workers (default 2, 1 on a one-CPU machine) share the
+# mutants, each with its own copy and build under $work/N: a mutant's time
+# is one file compiled and a test binary run, mostly single-threaded or
+# waiting, so two workers take about half the time of one. The first
+# worker's build fills ccache; the others start once it is done, so theirs
+# are cache hits (each worker's CCACHE_BASEDIR is its own directory). Each
+# worker's log is printed when all are done; any worker failing fails.
+njobs=${GORT_MUTANTS_JOBS:-$(($(nproc 2>/dev/null || echo 1) >= 2 ? 2 : 1))}
+if [ -z "${GORT_MUTANTS_WORKER:-}" ] && [ "$njobs" -gt 1 ] &&
+  [ ${#selected[@]} -gt 1 ]; then
+  mkdir -p "$work"
+  pids=()
+  for ((w = 1; w <= njobs; w++)); do
+    mine=()
+    for k in "${!selected[@]}"; do
+      [ $((k % njobs)) -eq $((w - 1)) ] && mine+=("${names[${selected[$k]}]}")
+    done
+    built=$work/$w.built
+    rm -f "$built"
+    echo "== mutants: worker $w of $njobs: ${#mine[@]} mutants, in $work/$w =="
+    GORT_MUTANTS_WORKER=$w GORT_MUTANTS_DIR=$work/$w GORT_MUTANTS_BUILT=$built \
+      "$root/scripts/mutants.sh" "${mine[@]}" >"$work/$w.log" 2>&1 &
+    pids+=($!)
+    if [ "$w" -lt "$njobs" ]; then
+      while [ ! -e "$built" ] && kill -0 "${pids[-1]}" 2>/dev/null; do sleep 1; done
+    fi
+  done
+  rc=0
+  for ((w = 1; w <= njobs; w++)); do
+    wait "${pids[$((w - 1))]}" || rc=1
+    echo "== mutants: worker $w's log ($work/$w.log) =="
+    cat "$work/$w.log"
+  done
+  echo "mutants: $njobs workers, total $(elapsed "$started")"
+  [ $rc -eq 0 ] || echo "mutants: NOT every mutant was caught (see the workers' logs above)"
+  exit $rc
+fi
+
 # ---- a copy of the tree and its build -------------------------------------------
 echo "== mutants: copy the tree to $src =="
 mkdir -p "$src" "$bld"
@@ -121,6 +163,7 @@ echo "== mutants: build ${targets[*]} =="
 : >"$work/build.log"
 cmake_build "$work/build.log" "$bld" --target "${targets[@]}" || exit 1
 echo "built in $(elapsed "$t0")"
+[ -z "${GORT_MUTANTS_BUILT:-}" ] || touch "$GORT_MUTANTS_BUILT"
 
 # run_tests I LOG: runs mutant I's tests under the timeout; returns their
 # status (124 for a timeout).
