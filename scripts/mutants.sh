@@ -150,7 +150,9 @@ git ls-files -co --exclude-standard -z | tar --null -T - -cf - | tar -xmf - -C "
 launcher=()
 if command -v ccache >/dev/null; then
   launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-  export CCACHE_BASEDIR=$work
+  # Paths relative to the worker's directory, and its build directory not
+  # hashed (-g1 puts it in the objects): the workers' builds share entries.
+  export CCACHE_BASEDIR=$work CCACHE_NOHASHDIR=true
 fi
 echo "== mutants: configure $bld =="
 : >"$work/configure.log"
