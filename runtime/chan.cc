@@ -132,10 +132,15 @@ void waitq::dequeueSudoG(sudog* sg) {
   sg->next = sg->prev = nullptr;
 }
 
+// bufpush and bufpop change qcount with a plain load and store, not a
+// read-modify-write: every writer holds c->lock (as Go's c.qcount++), and
+// a locked add here was a third locked instruction per operation beside
+// lock's and unlock's exchanges (docs/performance.md, ChanBuffered).
 void bufpush(hchan* c, void* ep) {
   c->ops->move(c->slot(c->sendx), ep);
   if (++c->sendx == c->dataqsiz) c->sendx = 0;
-  c->qcount.fetch_add(1, std::memory_order_relaxed);
+  c->qcount.store(c->qcount.load(std::memory_order_relaxed) + 1,
+                  std::memory_order_relaxed);
 }
 
 void bufpop(hchan* c, void* ep) {
@@ -143,7 +148,8 @@ void bufpop(hchan* c, void* ep) {
   c->ops->move(ep, s);
   c->ops->destroy(s);
   if (++c->recvx == c->dataqsiz) c->recvx = 0;
-  c->qcount.fetch_sub(1, std::memory_order_relaxed);
+  c->qcount.store(c->qcount.load(std::memory_order_relaxed) - 1,
+                  std::memory_order_relaxed);
 }
 
 G* sendLocked(hchan* c, sudog* sg, void* ep) {

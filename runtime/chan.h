@@ -31,7 +31,8 @@ namespace gort::internal {
 // Go's garbage collector: Chan handles and parked waiters keep it alive.
 struct hchan {
   std::atomic<std::int64_t> refs{1};
-  std::atomic<std::uint32_t> qcount{0};  // elements in buf
+  // Elements in buf: written under lock, read without it by Len.
+  std::atomic<std::uint32_t> qcount{0};
   std::uint32_t dataqsiz = 0;            // capacity
   char* buf = nullptr;
   const ElemOps* ops = nullptr;
