@@ -133,9 +133,10 @@ void waitq::dequeueSudoG(sudog* sg) {
 }
 
 // bufpush and bufpop change qcount with a plain load and store, not a
-// read-modify-write: every writer holds c->lock (as Go's c.qcount++), and
-// a locked add here was a third locked instruction per operation beside
-// lock's and unlock's exchanges (docs/performance.md, ChanBuffered).
+// read-modify-write: every writer holds c->lock, as in Go's chansend
+// (chan.go:227), whose qcount++ is a plain add, and a locked add here was a
+// third locked instruction per operation beside lock's and unlock's
+// exchanges (docs/performance.md, ChanBuffered).
 void bufpush(hchan* c, void* ep) {
   c->ops->move(c->slot(c->sendx), ep);
   if (++c->sendx == c->dataqsiz) c->sendx = 0;
