@@ -33,7 +33,7 @@ struct hchan {
   std::atomic<std::int64_t> refs{1};
   // Elements in buf: written under lock, read without it by Len.
   std::atomic<std::uint32_t> qcount{0};
-  std::uint32_t dataqsiz = 0;            // capacity
+  std::uint32_t dataqsiz = 0;  // capacity
   char* buf = nullptr;
   const ElemOps* ops = nullptr;
   std::atomic<std::uint32_t> closed{0};
