@@ -100,6 +100,8 @@ apt_install() {
   local pins
   pins=$(same_version_pins "$@")
   [ -n "$pins" ] || return 1
+  # shellcheck disable=SC2086 # pins is a list of words
+  pins="$pins $(sibling_pins $pins)"
   say "again, with these Multi-Arch: same packages at one version on every" \
     "architecture (a foreign architecture's index is missing some): $pins"
   # shellcheck disable=SC2086 # pins is a list of words
@@ -157,6 +159,33 @@ same_version_pins() {
       n = split(archs[name], as, " ")
       for (k = 1; k <= n; k++) if (as[k] != arch) printf "%s:%s=%s\n", name, as[k], $2
     }' | sort -u | tr '\n' ' ' | sed 's/ $//'
+}
+
+# sibling_pins PIN...: for each native pin name:arch=V of same_version_pins
+# that moves an installed package to another version, name=V for the other
+# installed packages built from its source at its installed version, where
+# V is available for them. Such packages depend on each other at exactly
+# one version (libssl-dev on libssl3): moving libssl3 alone would have apt
+# remove libssl-dev and what needs it (seen when the security index of
+# i386 and armhf failed to download while amd64's had arrived).
+sibling_pins() {
+  local native p name ver inst src sib
+  native=$(dpkg --print-architecture)
+  for p in "$@"; do
+    name=${p%%=*} ver=${p#*=}
+    [ "${name##*:}" = "$native" ] || continue
+    name=${name%:*}
+    inst=$(dpkg-query -W -f='${Version}' "$name:$native" 2>/dev/null) || continue
+    [ "$inst" != "$ver" ] || continue
+    src=$(dpkg-query -W -f='${source:Package}' "$name:$native")
+    dpkg-query -W -f='${Package} ${Architecture} ${source:Package} ${Version} ${db:Status-Abbrev}\n' |
+      awk -v s="$src" -v v="$inst" -v n="$name" -v a="$native" \
+        '$3 == s && $4 == v && $1 != n && ($2 == a || $2 == "all") && $5 ~ /^ii/ { print $1 }' |
+      while read -r sib; do
+        apt-cache madison "$sib" | awk -F' *[|] *' -v v="$ver" '$2 == v { f = 1 } END { exit !f }' &&
+          echo "$sib=$ver"
+      done
+  done | sort -u | tr '\n' ' ' | sed 's/ $//'
 }
 
 # ---- CMake and CTest, logged ----------------------------------------------------
