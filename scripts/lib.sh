@@ -143,21 +143,43 @@ same_version_pins() {
     "${foreign[@]}" 2>/dev/null | grep -E '^[^ <]+:[a-z0-9]+$' |
     grep -v ":$native\$" | sort -u)
   [ ${#deps[@]} -gt 0 ] || return 0
+  # The same packages for the native architecture, whose candidates matter
+  # where they are not installed yet, and which of them are Multi-Arch: same.
+  local natives=("${deps[@]%:*}")
   {
     dpkg-query -W -f='installed ${Package} ${Architecture} ${Multi-Arch} ${Version} ${db:Status-Abbrev}\n' 2>/dev/null
-    apt-cache policy "${deps[@]}" 2>/dev/null
+    apt-cache show --no-all-versions "${deps[@]}" 2>/dev/null |
+      awk '/^Package: / { p = $2 } /^Architecture: / { a = $2 }
+           /^Multi-Arch: same/ { print "same " p ":" a }'
+    apt-cache policy "${deps[@]}" "${natives[@]}" 2>/dev/null
   } | awk -v native="$native" '
     $1 == "installed" && $4 == "same" && $6 ~ /^ii/ {
       have[$2, $3] = $5; archs[$2] = archs[$2] " " $3; next
     }
+    $1 == "same" { same[$2] = 1; next }
     /^[^ ].*:$/ { dep = substr($0, 1, length($0) - 1); next }
     /^  Candidate: / && dep != "" {
-      name = dep; arch = dep; sub(/:[^:]*$/, "", name); sub(/^.*:/, "", arch)
-      if (!((name, native) in have) || $2 == "(none)") next
-      printf "%s=%s\n", dep, $2
-      if ($2 == have[name, native]) next
-      n = split(archs[name], as, " ")
-      for (k = 1; k <= n; k++) if (as[k] != arch) printf "%s:%s=%s\n", name, as[k], $2
+      if (dep !~ /:/) { cand[dep] = $2; next }  # a native copy
+      order[++n] = dep; fcand[dep] = $2
+    }
+    END {
+      for (i = 1; i <= n; i++) {
+        dep = order[i]; v = fcand[dep]
+        name = dep; arch = dep; sub(/:[^:]*$/, "", name); sub(/^.*:/, "", arch)
+        if (v == "(none)") continue
+        if ((name, native) in have) {
+          printf "%s=%s\n", dep, v
+          if (v == have[name, native]) continue
+          m = split(archs[name], as, " ")
+          for (k = 1; k <= m; k++) if (as[k] != arch) printf "%s:%s=%s\n", name, as[k], v
+        } else if (same[dep] && (name in cand) && cand[name] != "(none)" && cand[name] != v) {
+          # Not installed natively, and its native candidate is another
+          # version (a security update the foreign index lacks): if both
+          # copies come with the install, as libwine needs for wine64 and
+          # wine32, they must come at one version.
+          printf "%s=%s\n%s:%s=%s\n", dep, v, name, native, v
+        }
+      }
     }' | sort -u | tr '\n' ' ' | sed 's/ $//'
 }
 
