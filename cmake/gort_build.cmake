@@ -73,9 +73,10 @@ set(GORT_LINE_TABLES
 # adds it to all its targets): -O1 in RelWithDebInfo and Release (the
 # mutants' build), where the build type gives -O2 or -O3. The library the
 # tests link keeps the build type's level; what -O1 changes is the tests'
-# bodies and the public headers' templates inlined into them. -O2 took twice as long on chan_test.cc (11.2 s against 5.5 s
-# at -g1), and the tests' objects were about half of a build's
-# CPU-seconds, in each of CI's nine presets. Benchmarks, tools and examples
+# bodies and the public headers' templates inlined into them. -O2 took
+# twice as long on chan_test.cc (11.2 s against 5.5 s at -g1), and the
+# tests' objects were about half of a build's CPU-seconds, in each of CI's
+# nine presets. Benchmarks, tools and examples
 # keep the build type's optimization: they are measured.
 set(GORT_TEST_OPT
   $<$<AND:$<COMPILE_LANGUAGE:CXX>,$<CXX_COMPILER_ID:GNU,Clang>,$<CONFIG:RelWithDebInfo,Release>>:-O1>)

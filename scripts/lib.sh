@@ -191,8 +191,9 @@ same_version_pins() {
 # remove libssl-dev and what needs it (seen when the security index of
 # i386 and armhf failed to download while amd64's had arrived).
 sibling_pins() {
-  local native p name ver inst src sib
+  local native p name ver inst src sib installed
   native=$(dpkg --print-architecture)
+  installed=$(dpkg-query -W -f='${Package} ${Architecture} ${source:Package} ${Version} ${db:Status-Abbrev}\n')
   for p in "$@"; do
     name=${p%%=*} ver=${p#*=}
     [ "${name##*:}" = "$native" ] || continue
@@ -200,9 +201,9 @@ sibling_pins() {
     inst=$(dpkg-query -W -f='${Version}' "$name:$native" 2>/dev/null) || continue
     [ "$inst" != "$ver" ] || continue
     src=$(dpkg-query -W -f='${source:Package}' "$name:$native")
-    dpkg-query -W -f='${Package} ${Architecture} ${source:Package} ${Version} ${db:Status-Abbrev}\n' |
-      awk -v s="$src" -v v="$inst" -v n="$name" -v a="$native" \
-        '$3 == s && $4 == v && $1 != n && ($2 == a || $2 == "all") && $5 ~ /^ii/ { print $1 }' |
+    awk -v s="$src" -v v="$inst" -v n="$name" -v a="$native" \
+        '$3 == s && $4 == v && $1 != n && ($2 == a || $2 == "all") && $5 ~ /^ii/ { print $1 }' \
+        <<<"$installed" |
       while read -r sib; do
         apt-cache madison "$sib" | awk -F' *[|] *' -v v="$ver" '$2 == v { f = 1 } END { exit !f }' &&
           echo "$sib=$ver"
