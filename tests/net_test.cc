@@ -1275,6 +1275,59 @@ TEST_F(NetTest, ResetAfterDataIsNotSkipped) {
 }
 #endif
 
+#if !defined(_WIN32)
+// Urgent data stops a read short with data still queued behind it (Linux's
+// TCP read stops at the urgent mark): that read did not drain the socket
+// (the kernel's count says so), and the next one must find the rest without
+// a new event. The peer is a raw socket, and both sends land before the
+// parked reader's one wake-up (GOMAXPROCS 1: nobody polls until main
+// blocks).
+TEST_F(NetTest, UrgentDataIsNotSkipped) {
+  gort::Run(
+      [] {
+        int ln = socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in sa{};
+        sa.sin_family = AF_INET;
+        sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        socklen_t len = sizeof sa;
+        ASSERT_EQ(bind(ln, reinterpret_cast<sockaddr*>(&sa), len), 0);
+        ASSERT_EQ(listen(ln, 1), 0);
+        ASSERT_EQ(getsockname(ln, reinterpret_cast<sockaddr*>(&sa), &len), 0);
+        Conn c = gort::net::Dial(
+            "tcp", "127.0.0.1:" + std::to_string(ntohs(sa.sin_port)));
+        int peer = accept(ln, nullptr, nullptr);
+        ASSERT_GE(peer, 0);
+        auto got = gort::MakeChan<std::string>(1);
+        gort::Go([&c, got]() mutable {
+          std::string all;
+          try {
+            // A read that parked at once would wait for nothing: the
+            // deadline turns that hang into a failure.
+            c.SetReadDeadline(std::chrono::steady_clock::now() + 10s);
+            char buf[64];
+            while (all.size() < 4) {
+              std::size_t n = c.Read(buf, sizeof buf);
+              if (n == 0) break;
+              all.append(buf, n);
+            }
+          } catch (const Error& e) {
+            all += std::string(" (") + e.what() + ")";
+          }
+          got.Send(all);
+        });
+        gort::Gosched();  // the reader finds nothing and parks
+        ASSERT_EQ(send(peer, "abc", 3, MSG_OOB), 3);  // 'c' is urgent
+        ASSERT_EQ(send(peer, "de", 2, 0), 2);
+        // Out of band, 'c' leaves the stream: the reader gets "ab" (stopped
+        // at the mark), then "de".
+        EXPECT_EQ(got.Recv(), "abde");
+        close(peer);
+        close(ln);
+      },
+      Procs(1));
+}
+#endif
+
 // A connected UDP socket whose peer port is closed: every Read after a send
 // reports the ICMP error ("connection refused"), never "use of closed file".
 TEST_F(NetTest, UDPRefusedIsNotClosed) {
