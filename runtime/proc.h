@@ -138,12 +138,13 @@ void wakeLockedMs() ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock);
 
 // --- proc_schedtrace.cc: GODEBUG ---
 struct dbgVars {
-  int schedtrace = 0;   // ms between SCHED lines; 0 off
-  int scheddetail = 0;  // 1: per-P, per-M, per-G lines too
-  int blockwarn = 100;  // ms a goroutine may block its thread unwarned; 0 off
-  int usleepdebug = 0;  // 1: report Ms that lose kHighRes (gort's own)
-  int scavenge = 2000;  // ms a free G may idle before gscavenge frees it
-                        // with its stack; 0 off (gort's own)
+  int schedtrace = 0;    // ms between SCHED lines; 0 off
+  int scheddetail = 0;   // 1: per-P, per-M, per-G lines too
+  int blockwarn = 100;   // ms a goroutine may block its thread unwarned; 0 off
+  int usleepdebug = 0;   // 1: report Ms that lose kHighRes (gort's own)
+  int scavenge = 2000;   // ms a free G may idle before gscavenge frees it
+                         // with its stack; 0 off (gort's own)
+  int guardregions = 1;  // 0: stack guards by mprotect only (gort's own)
 };
 extern dbgVars debug;
 void parsedebugvars();

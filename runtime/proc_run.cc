@@ -143,6 +143,7 @@ void schedinit(const Options& o) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   initQuitHandler();
   initTerminateHandler();
   parsedebugvars();
+  os::stackUseGuardRegions(debug.guardregions > 0);
   traceStartRun();
   stackSizeSetting = stackSizeFor(o.stack_size);
   bool high = o.usleep != UsleepMode::kLowRes && os::haveHighResTimer();

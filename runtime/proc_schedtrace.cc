@@ -33,6 +33,7 @@ void setDebugVar(const std::string& key, const std::string& value) {
   if (key == "blockwarn") dst = &debug.blockwarn;
   if (key == "usleepdebug") dst = &debug.usleepdebug;
   if (key == "scavenge") dst = &debug.scavenge;
+  if (key == "guardregions") dst = &debug.guardregions;
   if (dst == nullptr) {
     warnGodebug("unknown key \"" + key + "\" ignored");
     return;

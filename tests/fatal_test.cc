@@ -20,8 +20,13 @@
 #if !defined(_WIN32)
 #include <signal.h>  // SIGABRT: GotracebackCrashAbortsAfterTheMessage
 #endif
+#if defined(__linux__)
+#include <sys/mman.h>  // KernelHasGuardRegions
+#include <unistd.h>
+#endif
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -217,13 +222,17 @@ TEST_F(PanicDeathTest, StackOverflowIsAFatalError) {
 
 // Beyond the guard pages: a Run keeps kHeld goroutines alive (parked on a
 // channel, so their stacks stay in use) and then starts one more, the
-// kHeld + 1st, which runs `overflow`. The kernel's default vm.max_map_count
-// (65 530) affords about 24 000 guard pages, so with the default limit that
-// goroutine's stack has none and only its canary can catch the overflow
-// (with a raised limit it has a guard page, which catches it too). Goroutine
-// ids are sequential with one P: main is 1, the last one kHeld + 2.
+// kHeld + 1st, which runs `overflow`. With GODEBUG=guardregions=0 guards are
+// mprotect'ed pages, and the kernel's default vm.max_map_count (65 530)
+// affords about 24 000 of them, so with the default limit that goroutine's
+// stack has none and only its canary can catch the overflow (with a raised
+// limit it has a guard page, which catches it too). With guard regions (Linux
+// 6.13, the default) every stack has its guard. Goroutine ids are sequential
+// with one P: main is 1, the last one kHeld + 2.
 template <class F>
-void RunWithLastOfManyGoroutines(int held, F overflow) {
+void RunWithLastOfManyGoroutines(int held, F overflow,
+                                 const char* godebug = "guardregions=0") {
+  setenv("GODEBUG", godebug, 1);  // in the death test's own process
   gort::Options options = Procs(1);
   options.stack_size = 16 * 1024;  // 40 000 stacks fit 32-bit targets too
   RunGuarded(
@@ -285,6 +294,45 @@ TEST_F(PanicDeathTest, StackOverflowThatReturnsIsFatalAtTheNextSwitch) {
                                   }),
       ::testing::ExitedWithCode(2), OverflowReport(held));
 }
+
+#if defined(__linux__)
+// KernelHasGuardRegions: whether madvise(MADV_GUARD_INSTALL) makes a page
+// fault here (Linux 6.13; qemu-user accepts the advice and does nothing),
+// asked of the kernel directly, not of gort.
+bool KernelHasGuardRegions() {
+  const long page = sysconf(_SC_PAGESIZE);
+  void* p = mmap(nullptr, page, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return false;
+  bool faults = false;
+  int fds[2];
+  if (madvise(p, page, 102 /* MADV_GUARD_INSTALL */) == 0 && pipe(fds) == 0) {
+    faults = write(fds[1], p, 1) < 0 && errno == EFAULT;
+    close(fds[0]);
+    close(fds[1]);
+  }
+  munmap(p, page);
+  return faults;
+}
+
+// With guard regions, the 40 000th goroutine's stack has a guard page like
+// the first's: the overflow that returns (above) faults on its way down, so
+// it never comes back (exit 6) to where only a canary would catch it.
+TEST_F(PanicDeathTest, StackOverflowOfThe40000thGoroutineHitsItsGuard) {
+  if (kSanitized) GTEST_SKIP() << "the sanitizers report stack overflows";
+  if (!KernelHasGuardRegions()) GTEST_SKIP() << "no guard regions here";
+  const int held = gort_test::Scaled(40000) - 1;
+  constexpr int kDepth = (16 * 1024 + 4096) / 512 + 10;
+  EXPECT_EXIT(RunWithLastOfManyGoroutines(
+                  held,
+                  [] {
+                    std::printf("%d\n", Recurse(kDepth));
+                    std::_Exit(6);
+                  },
+                  ""),
+              ::testing::ExitedWithCode(2), OverflowReport(held));
+}
+#endif
 
 // ---------------------------------------------------------------------------
 // Hostile input

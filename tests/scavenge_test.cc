@@ -27,7 +27,9 @@ using gort_test::RunGuarded;
 
 class ScavengeTest : public testing::Test {
  protected:
-  void SetUp() override { setenv("GODEBUG", "scavenge=20", 1); }
+  // Guard pages by mprotect, so that stacks past their budget have canaries
+  // (with guard regions every stack is guarded: no canary to test).
+  void SetUp() override { setenv("GODEBUG", "scavenge=20,guardregions=0", 1); }
   void TearDown() override { unsetenv("GODEBUG"); }
 
  private:
@@ -218,7 +220,7 @@ constexpr const char* kReleasedLine =
 TEST_F(ScavengeDeathTest, SchedtraceShowsReleasedStacks) {
   EXPECT_EXIT(
       {
-        setenv("GODEBUG", "scavenge=20,schedtrace=10", 1);
+        setenv("GODEBUG", "scavenge=20,schedtrace=10,guardregions=0", 1);
         RunGuarded(
             [] {
               SpikeThatEnds(2000);

@@ -24,20 +24,29 @@
 // madvise, the range stays mapped) and stackAlloc hands released stacks
 // out before carving new ones; slabs are unmapped when Run ends.
 //
-// Stacks get an inaccessible guard page below them while the kernel's
-// mapping limit allows: each guard splits its slab's mapping in two, and
-// the kernel allows a process only vm.max_map_count mappings (65 530 by
-// default), so the budget is half of what is left when a Run makes its
-// first stack, less a headroom for everything else. Later stacks go without
-// one (that is what lets a million goroutines start) and get a canary
-// instead: kCanaryBytes of a known pattern just below the stack's limit, at
-// the top of the region below (each stack gives up its top kCanaryBytes to
-// the canary of the stack above, so no page is touched for it that the
-// stack below does not touch anyway). The runtime checks it (stackIntact)
-// whenever the goroutine switches to g0 and on any fault, so an overflow
-// that writes below the limit ends the program with "fatal error: stack
-// overflow" (reliability.md states the exact guarantee).
+// Every stack gets an inaccessible guard page below it where the kernel has
+// guard regions (Linux 6.13's MADV_GUARD_INSTALL: a marker in the page
+// table, no new mapping), installed for a whole slab when it is mapped, with
+// one process_madvise call where that takes them (Linux 6.15). Elsewhere
+// (older kernels, qemu-user, which ignores the advice; GODEBUG=guardregions=0)
+// a guard is an mprotect'ed page, which splits its slab's mapping in two and
+// costs about four times as much; the kernel allows a process only
+// vm.max_map_count mappings (65 530 by default), so those are budgeted: half
+// of what is left when a Run makes its first stack, less a headroom for
+// everything else. Later stacks go without one (that is what lets a million
+// goroutines start) and get a canary instead: kCanaryBytes of a known pattern
+// just below the stack's limit, at the top of the region below (each stack
+// gives up its top kCanaryBytes to the canary of the stack above, so no page is
+// touched for it that the stack below does not touch anyway). The runtime
+// checks it (stackIntact) whenever the goroutine switches to g0 and on any
+// fault, so an overflow that writes below the limit ends the program with
+// "fatal error: stack overflow" (reliability.md states the exact guarantee).
+#include <errno.h>
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <vector>
@@ -68,6 +77,15 @@ constexpr std::int64_t kMappingHeadroom = 8192;
 constexpr std::int64_t kDefaultGuards = 16384;
 constexpr std::size_t kCanaryBytes = 1024;
 constexpr std::size_t kCanaryWords = kCanaryBytes / sizeof(std::uintptr_t);
+// How guard pages are made (guardHow).
+enum GuardHow : int {
+  kGuardMprotect = 0,  // mprotect, budgeted
+  kGuardRegion = 1,    // madvise(MADV_GUARD_INSTALL), one call per stack
+  kGuardBatch = 2,     // process_madvise: a slab's guards in a few calls
+};
+#if defined(__linux__)
+constexpr int kMadvGuardInstall = 102;  // MADV_GUARD_INSTALL (Linux 6.13)
+#endif
 
 struct Slab {
   void* base;
@@ -87,6 +105,8 @@ char* slabNext ABSL_GUARDED_BY(stackLock) = nullptr;  // next free stack
 char* slabEnd ABSL_GUARDED_BY(stackLock) = nullptr;
 std::size_t stacksMade ABSL_GUARDED_BY(stackLock) = 0;
 std::int64_t guardBudget ABSL_GUARDED_BY(stackLock) = 0;
+bool regionsAllowed ABSL_GUARDED_BY(stackLock) = true;          // GODEBUG
+GuardHow guardHow ABSL_GUARDED_BY(stackLock) = kGuardMprotect;  // this Run's
 // Slabs holding released stacks (maybe stale: nreleased says), for
 // stackAlloc to reuse before carving new ones. Slabs, not stacks, so that
 // what the scavenger keeps per released stack is one byte.
@@ -122,6 +142,91 @@ void* sysAllocStack(std::size_t size) {
 // sysGuard: makes [p, p + size) inaccessible (a stack guard page).
 bool sysGuard(void* p, std::size_t size) {
   return mprotect(p, size, PROT_NONE) == 0;
+}
+
+#if defined(__linux__)
+// guardFaults: whether the kernel refuses to read p (EFAULT), as it does a
+// guard page; qemu-user accepts MADV_GUARD_INSTALL and does nothing, so the
+// advice's result alone does not say.
+bool guardFaults(void* p) {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return false;
+  ssize_t r = write(fds[1], p, 1);
+  bool faulted = r < 0 && errno == EFAULT;
+  close(fds[0]);
+  close(fds[1]);
+  return faulted;
+}
+
+// sysGuardRegions: guard pages at the n addresses in v (each size bytes)
+// with one process_madvise call per 64; false if any call fails.
+bool sysGuardRegions(iovec* v, std::size_t n) {
+  int pidfd = static_cast<int>(syscall(SYS_pidfd_open, getpid(), 0));
+  if (pidfd < 0) return false;
+  bool ok = true;
+  for (std::size_t i = 0; ok && i < n; i += 64) {
+    std::size_t k = n - i < 64 ? n - i : 64;
+    std::size_t want = 0;
+    for (std::size_t j = 0; j < k; j++) want += v[i + j].iov_len;
+    long done =
+        syscall(SYS_process_madvise, pidfd, v + i, k, kMadvGuardInstall, 0);
+    ok = done == static_cast<long>(want);
+  }
+  close(pidfd);
+  return ok;
+}
+
+// probeGuardRegions: how this kernel can make guard pages (once a process).
+GuardHow probeGuardRegions() {
+  std::size_t page = physPageSize();
+  void* p = mmap(nullptr, page, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) return kGuardMprotect;
+  GuardHow how = kGuardMprotect;
+  iovec v{p, page};
+  if (sysGuardRegions(&v, 1) && guardFaults(p)) {
+    how = kGuardBatch;
+  } else if (madvise(p, page, kMadvGuardInstall) == 0 && guardFaults(p)) {
+    how = kGuardRegion;
+  }
+  munmap(p, page);
+  return how;
+}
+#else
+GuardHow probeGuardRegions() { return kGuardMprotect; }
+#endif
+
+// guardHowForRun: how this Run's stacks get guards (with stackLock held, at
+// its first stack).
+GuardHow guardHowForRun() ABSL_EXCLUSIVE_LOCKS_REQUIRED(stackLock) {
+  static const GuardHow kernel = probeGuardRegions();
+  return regionsAllowed ? kernel : kGuardMprotect;
+}
+
+// guardSlab: with guard regions, every stack of a new slab gets its guard
+// now (its first page); a stack whose guard failed gets a canary instead.
+void guardSlab(Slab* slab, std::size_t page)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(stackLock) {
+#if defined(__linux__)
+  std::size_t n = slab->state.size();
+  char* first = static_cast<char*>(slab->base) + page;
+  if (guardHow == kGuardBatch) {
+    std::vector<iovec> v(n);
+    for (std::size_t i = 0; i < n; i++) v[i] = {first + i * slab->each, page};
+    if (sysGuardRegions(v.data(), n)) {
+      for (std::uint8_t& st : slab->state) st = kGuarded;
+      return;
+    }
+  }
+  for (std::size_t i = 0; i < n; i++) {
+    if (madvise(first + i * slab->each, page, kMadvGuardInstall) == 0) {
+      slab->state[i] = kGuarded;
+    }
+  }
+#else
+  (void)slab;
+  (void)page;
+#endif
 }
 
 // sysFreeStack: returns a region from sysAllocStack to the OS.
@@ -197,7 +302,10 @@ bool stackAlloc(Stack* s, std::size_t size, ContextEntry entry) {
     unlock(&stackLock);
     return true;
   }
-  if (stacksMade == 0) guardBudget = guardsAffordable();  // once per Run
+  if (stacksMade == 0) {  // once per Run
+    guardHow = guardHowForRun();
+    guardBudget = guardHow == kGuardMprotect ? guardsAffordable() : 0;
+  }
   if (slabNext == nullptr || slabEnd - slabNext < static_cast<long>(each)) {
     // A leading page holds the canary of the slab's first stack.
     std::size_t n = (kSlabBytes - page) / each;
@@ -211,18 +319,24 @@ bool stackAlloc(Stack* s, std::size_t size, ContextEntry entry) {
     slabs.push_back(Slab{base, bytes, each, std::vector<std::uint8_t>(n), 0});
     slabNext = static_cast<char*>(base) + page;
     slabEnd = static_cast<char*>(base) + bytes;
+    if (guardHow != kGuardMprotect) guardSlab(&slabs.back(), page);
   }
   char* lo = slabNext;
   slabNext += each;
-  bool guarded = static_cast<std::int64_t>(stacksMade++) < guardBudget;
+  bool budgeted = static_cast<std::int64_t>(stacksMade++) < guardBudget;
   Slab& slab = slabs.back();
   *s = {};
   s->slab = static_cast<std::uint32_t>(slabs.size() - 1);
   s->index = static_cast<std::uint32_t>(
       (lo - static_cast<char*>(slab.base) - page) / each);
   s->base = lo;
-  s->size = each - kCanaryBytes;  // the top is the next stack's canary
-  if (guarded && sysGuard(lo, page)) {
+  s->size = each - kCanaryBytes;          // the top is the next stack's canary
+  if (slab.state[s->index] & kGuarded) {  // a guard region, made with the slab
+    unlock(&stackLock);
+    s->guard = page;
+    return true;
+  }
+  if (budgeted && sysGuard(lo, page)) {
     slab.state[s->index] = kGuarded;
     unlock(&stackLock);
     s->guard = page;
@@ -295,6 +409,12 @@ void stackFreeAll(bool retain, void (*beforeUnmap)(void*, std::size_t)) {
   slabNext = slabEnd = nullptr;
   stacksMade = 0;
   guardBudget = 0;
+  unlock(&stackLock);
+}
+
+void stackUseGuardRegions(bool allow) {
+  lock(&stackLock);
+  regionsAllowed = allow;
   unlock(&stackLock);
 }
 

@@ -85,6 +85,9 @@ bool stackIntact(const Stack*) { return true; }
 // stackFreeAll: each fibre's stack went with its fibre in stackFree.
 void stackFreeAll(bool, void (*)(void*, std::size_t)) {}
 
+// stackUseGuardRegions: every fibre has Windows' own guard page.
+void stackUseGuardRegions(bool) {}
+
 Context newContext(Stack* s) { return s->owner; }
 
 void switchContext(Context* save, Context to) {

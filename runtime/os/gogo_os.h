@@ -72,6 +72,10 @@ void stackRelease(Stack* s);
 // (the runtime forgets its sanitizer state there; the OS layer knows none).
 void stackFreeAll(bool retain,
                   void (*beforeUnmap)(void* base, std::size_t size));
+// stackUseGuardRegions: whether the next Run's stacks may get their guard
+// pages as guard regions where the kernel has them (GODEBUG=guardregions=0:
+// not; mprotect'ed pages, budgeted), for a backend that maps its own stacks.
+void stackUseGuardRegions(bool allow);
 
 // terminateAtThrow: an exception that leaves a noexcept function calls
 // std::terminate from the throw itself, before any frame is unwound (GCC's
