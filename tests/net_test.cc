@@ -1088,18 +1088,25 @@ TEST_F(NetDeathTest, BrokenSocketThroughFDIsAnError) {
       testing::ExitedWithCode(0), "");
 }
 
+// A raw TCP listener on a free loopback port, its address in *sa.
+int RawListener(sockaddr_in* sa) {
+  int ln = socket(AF_INET, SOCK_STREAM, 0);
+  *sa = {};
+  sa->sin_family = AF_INET;
+  sa->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof *sa;
+  EXPECT_EQ(bind(ln, reinterpret_cast<sockaddr*>(sa), len), 0);
+  EXPECT_EQ(listen(ln, 1), 0);
+  EXPECT_EQ(getsockname(ln, reinterpret_cast<sockaddr*>(sa), &len), 0);
+  return ln;
+}
+
 // A raw loopback TCP pair: the accepted end (returned) and the client end.
 std::pair<int, int> RawTCPPair() {
-  int ln = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof sa;
-  EXPECT_EQ(bind(ln, reinterpret_cast<sockaddr*>(&sa), len), 0);
-  EXPECT_EQ(listen(ln, 1), 0);
-  EXPECT_EQ(getsockname(ln, reinterpret_cast<sockaddr*>(&sa), &len), 0);
+  sockaddr_in sa;
+  int ln = RawListener(&sa);
   int cl = socket(AF_INET, SOCK_STREAM, 0);
-  EXPECT_EQ(connect(cl, reinterpret_cast<sockaddr*>(&sa), len), 0);
+  EXPECT_EQ(connect(cl, reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0);
   int sv = accept(ln, nullptr, nullptr);
   close(ln);
   return {sv, cl};
@@ -1285,14 +1292,8 @@ TEST_F(NetTest, ResetAfterDataIsNotSkipped) {
 TEST_F(NetTest, UrgentDataIsNotSkipped) {
   gort::Run(
       [] {
-        int ln = socket(AF_INET, SOCK_STREAM, 0);
-        sockaddr_in sa{};
-        sa.sin_family = AF_INET;
-        sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        socklen_t len = sizeof sa;
-        ASSERT_EQ(bind(ln, reinterpret_cast<sockaddr*>(&sa), len), 0);
-        ASSERT_EQ(listen(ln, 1), 0);
-        ASSERT_EQ(getsockname(ln, reinterpret_cast<sockaddr*>(&sa), &len), 0);
+        sockaddr_in sa;
+        int ln = RawListener(&sa);
         Conn c = gort::net::Dial(
             "tcp", "127.0.0.1:" + std::to_string(ntohs(sa.sin_port)));
         int peer = accept(ln, nullptr, nullptr);
