@@ -5,6 +5,7 @@
 // tracer would lose, duplicate or mislabel. No timing is asserted.
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdlib>
 #include <map>
 #include <set>
@@ -123,8 +124,10 @@ TEST(TraceTest, BlockedRecvThenUnblockedBySender) {
   double blockedNs = 0;
   for (const Event& e : OfCat(t, "GoUnblock")) {
     if (G(e) != 1 || e.args.Str("reason") != "chan receive") continue;
-    // Each at least 0; under qemu-aarch64 one of them was 0 in about 1 run
-    // in 20 (not understood), so only their sum must be positive.
+    // Each at least 0, and only their sum must be positive: under qemu-user
+    // the arm counter moves in steps of about 1 us (qemu 7.2 reads it from
+    // the host's realtime clock), so a block and its unblock a few hundred
+    // ns apart can share a stamp (0 in about 1 run in 20 on qemu-aarch64).
     double ns = e.args.NumOr("blocked_ns", -1);
     EXPECT_GE(ns, 0);
     if (ns > 0) blockedNs += ns;
@@ -132,7 +135,9 @@ TEST(TraceTest, BlockedRecvThenUnblockedBySender) {
     if (parent[by] == 1) byASender++;
   }
   EXPECT_EQ(byASender, recvBlocks);
-  if (recvBlocks > 0) EXPECT_GT(blockedNs, 0);
+  if (recvBlocks > 0) {
+    EXPECT_GT(blockedNs, 0);
+  }
   int starts = 0, finishes = 0;
   for (const Event& e : t.events) {
     if (e.cat != "unblock") continue;
@@ -321,18 +326,28 @@ TEST(TraceTest, ForcedStealInsideASpinningSpell) {
   ASSERT_GE(mainP, 0);
   std::vector<Event> spells = OfCat(t, "spinning");
   bool fromMain = false;
+  // Compared in whole ns (the file's unit), not as sums of µs doubles: under
+  // qemu-user the arm counter moves in steps of about 1 µs, so a steal and
+  // the end of its spell often share a stamp, and ts + dur in floating
+  // point can land a hair below it.
+  auto ns = [](double us) { return std::llround(us * 1000); };
   for (const Event& st : OfCat(t, "Steal")) {
     if (st.args.NumOr("victim", -1) == mainP) fromMain = true;
     const int m = static_cast<int>(st.args.NumOr("m", -1));
     bool inside = false;
+    std::string seen;
     for (const Event& sp : spells) {
-      if (sp.pid == gort::trace::kPidM && sp.tid == m && sp.ts <= st.ts &&
-          st.ts <= sp.ts + sp.dur) {
-        inside = sp.args.Str("end") == "found work";
+      if (sp.pid != gort::trace::kPidM || sp.tid != m) continue;
+      const std::string end = sp.args.Str("end");
+      if (ns(sp.ts) <= ns(st.ts) && ns(st.ts) <= ns(sp.ts) + ns(sp.dur)) {
+        inside = end == "found work";
       }
+      seen += " [" + std::to_string(ns(sp.ts)) + ", +" +
+              std::to_string(ns(sp.dur)) + " ns: " + end + "]";
     }
-    EXPECT_TRUE(inside) << "steal at " << st.ts << " us by M" << m
-                        << " outside a spinning spell that found work";
+    EXPECT_TRUE(inside) << "steal at " << ns(st.ts) << " ns by M" << m
+                        << " outside a spinning spell that found work; M" << m
+                        << "'s spells:" << seen;
   }
   EXPECT_TRUE(fromMain) << "no steal from main's P" << mainP;
   gort::trace::Summary s = gort::trace::Summarize(t);
