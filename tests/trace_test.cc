@@ -125,7 +125,7 @@ TEST(TraceTest, BlockedRecvThenUnblockedBySender) {
   for (const Event& e : OfCat(t, "GoUnblock")) {
     if (G(e) != 1 || e.args.Str("reason") != "chan receive") continue;
     // Each at least 0, and only their sum must be positive: under qemu-user
-    // the arm counter moves in steps of about 1 us (qemu 7.2 reads it from
+    // arm64's counter moves in steps of about 1 us (qemu 7.2 reads it from
     // the host's realtime clock), so a block and its unblock a few hundred
     // ns apart can share a stamp (0 in about 1 run in 20 on qemu-aarch64).
     double ns = e.args.NumOr("blocked_ns", -1);
@@ -327,7 +327,7 @@ TEST(TraceTest, ForcedStealInsideASpinningSpell) {
   std::vector<Event> spells = OfCat(t, "spinning");
   bool fromMain = false;
   // Compared in whole ns (the file's unit), not as sums of µs doubles: under
-  // qemu-user the arm counter moves in steps of about 1 µs, so a steal and
+  // qemu-user arm64's counter moves in steps of about 1 µs, so a steal and
   // the end of its spell often share a stamp, and ts + dur in floating
   // point can land a hair below it.
   auto ns = [](double us) { return std::llround(us * 1000); };
