@@ -364,7 +364,7 @@ void stackRelease(Stack* s) {
   Slab& slab = slabs[s->slab];
   std::size_t each = slab.each;
   std::size_t i = s->index;
-  sysUnused(lo, each - page);
+  sysUnused(lo, each - page);  // a guard region stays (the kernel keeps it)
   slab.state[i] |= kReleased;
   if (slab.nreleased++ == 0) slabsWithFree.push_back(s->slab);
   bool last = i + 1 == slab.state.size();
