@@ -170,6 +170,7 @@ void acquirep(P* pp) {
   mp->p = pp;
   pp->m.store(mp, std::memory_order_release);  // sysmon may read mp
   pp->status.store(_Prunning, std::memory_order_release);
+  tracePChanged(mp);  // took pp
 }
 
 // releasep mirrors Go's releasep (proc.go:4985).
@@ -180,6 +181,7 @@ P* releasep() {
     throw_("releasep: invalid p state");
   }
   mp->p = nullptr;
+  tracePChanged(mp);  // dropped pp
   pp->m.store(nullptr, std::memory_order_relaxed);
   pp->status.store(_Pidle, std::memory_order_release);
   return pp;

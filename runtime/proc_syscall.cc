@@ -28,12 +28,13 @@ void entersyscall_gcwait(P* pp) {
 }
 
 // exitsyscallfast mirrors Go's exitsyscallfast (proc.go:3857): the old P if it
-// is still ours, else any idle P.
-bool exitsyscallfast(P* oldp) {
+// is still ours (*kept: sysmon never took it), else any idle P.
+bool exitsyscallfast(P* oldp, bool* kept) {
   std::uint32_t s = _Psyscall;
   if (oldp != nullptr && oldp->status.compare_exchange_strong(
                              s, _Pidle, std::memory_order_acq_rel)) {
     acquirep(oldp);
+    *kept = true;
     return true;
   }
   if (sched.npidle.load() > 0) {
@@ -120,9 +121,10 @@ void exitsyscall() {
   }
   P* oldp = mp->oldp;
   mp->oldp = nullptr;
-  if (exitsyscallfast(oldp)) {
+  bool kept = false;
+  if (exitsyscallfast(oldp, &kept)) {
     getg()->m->p->syscalltick.fetch_add(1, std::memory_order_relaxed);
-    traceGoSysExit(gp, true);
+    traceGoSysExit(gp, true, kept);
     casgstatus(gp, _Gsyscall, _Grunning);
     goschedIfPreempted();
     return;

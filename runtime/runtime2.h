@@ -188,8 +188,11 @@ struct M {
   const void* g0StackLo = nullptr;  // g0's stack, for AddressSanitizer
   std::size_t g0StackSize = 0;
   traceBuf* tracebuf = nullptr;  // execution trace buffer (trace.cc)
-  G* lockedg = nullptr;          // the G wired to this M (LockOSThread)
-  std::uint32_t lockedExt = 0;   // LockOSThread nesting count
+  // The trace (traceSeq) its last record went to; 0 once it took or dropped
+  // a P since (tracePChanged): then its next own event is recorded.
+  std::uint32_t tracePSeq = 0;
+  G* lockedg = nullptr;         // the G wired to this M (LockOSThread)
+  std::uint32_t lockedExt = 0;  // LockOSThread nesting count
   // Under sched.lock: in stoplockedm, and whether its park note was already
   // woken (by startlockedm, or by Run's end), so only one wakes it.
   bool lockedIdle = false;

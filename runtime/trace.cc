@@ -40,12 +40,10 @@ namespace gort::runtime {
 std::atomic<bool> traceOn{false};
 // Whether events walk their stacks: only Go's format writes them.
 std::atomic<bool> traceWalkStacks{false};
+std::atomic<traceCapture*> traceCaptureForTest{nullptr};
 
 std::string traceJSON(std::vector<traceRecord>& recs, std::int64_t start,
                       std::int64_t end, std::int64_t dropped);  // trace_json.cc
-std::string traceGo(std::vector<traceRecord>& recs, const traceStacks& stacks,
-                    std::int64_t start, std::int64_t end,
-                    std::int32_t procs);  // trace_go.cc
 
 namespace {
 // The stack ids of the trace running (the stackTab of Go's trace
@@ -292,6 +290,13 @@ bool stopTrace() ABSL_EXCLUSIVE_LOCKS_REQUIRED(traceCtl) {
   toNanos(&recs, traceStart, end, endTicks);
   traceStacks stacks = traceStackTab.dump();
   traceStackTab.reset();
+  if (traceCapture* c = traceCaptureForTest.load()) {
+    c->recs = recs;
+    c->stacks = stacks;
+    c->start = traceStart;
+    c->end = end;
+    c->procs = traceStartProcs;
+  }
   std::string data =
       traceFormat == TraceFormat::kGo
           ? traceGo(recs, stacks, traceStart, end, traceStartProcs)
@@ -322,8 +327,32 @@ void traceEvent(traceEv ev, std::int64_t g, std::int64_t a0, std::int64_t a1,
   traceBuf* b = mp->tracebuf;
   if (b == nullptr) b = mp->tracebuf = acquireBuf();
   b->busy.store(true);  // seq_cst, before the load of traceOn
-  if (traceOn.load()) append(b, makeRecord(mp, ev, g, a0, a1, reason), false);
+  if (traceOn.load()) {
+    append(b, makeRecord(mp, ev, g, a0, a1, reason), false);
+    mp->tracePSeq = traceSeq.load(std::memory_order_relaxed);
+  }
   b->busy.store(false, std::memory_order_release);
+}
+
+// traceOwnSkip: a trace in Go's format runs and the calling M's last record
+// went to it with the P the M holds now, so the writer would learn nothing
+// from another record of an event Go's format does not have.
+bool traceOwnSkip() {
+  if (!traceGoFormat()) return false;
+  G* gp = getg();
+  M* mp = gp != nullptr ? gp->m : nullptr;
+  return mp != nullptr &&
+         mp->tracePSeq == traceSeq.load(std::memory_order_relaxed);
+}
+
+// traceOwnEvent records one of gort's own events unless traceOwnSkip.
+void traceOwnEvent(traceEv ev, std::int64_t a0, std::int64_t a1) {
+  if (!traceOwnSkip()) {
+    traceEvent(ev, 0, a0, a1);
+    return;
+  }
+  traceCapture* c = traceCaptureForTest.load(std::memory_order_relaxed);
+  if (c != nullptr && c->shadow) traceEvent(ev, 0, a0, a1, kTraceShadow);
 }
 
 namespace {
@@ -389,6 +418,7 @@ void traceEventStack(traceEv ev, std::int64_t g, traceStk how, G* gp,
     traceRecord r = makeRecord(mp, ev, g, a0, a1, reason);
     r.stk = traceStackID(pcs, n, tag);
     append(b, r, false);
+    mp->tracePSeq = traceSeq.load(std::memory_order_relaxed);
   }
   b->busy.store(false, std::memory_order_release);
 }
@@ -426,7 +456,10 @@ void traceUsleepFlush() {
   traceBuf* b = mp->tracebuf;
   if (b == nullptr) b = mp->tracebuf = acquireBuf();
   b->busy.store(true);
-  if (traceOn.load()) append(b, r, false);
+  if (traceOn.load()) {
+    append(b, r, false);
+    mp->tracePSeq = last.seq;
+  }
   b->busy.store(false, std::memory_order_release);
 }
 
@@ -439,6 +472,10 @@ void traceUsleepFlush() {
 // not recorded.
 void traceUsleepSlow(std::uint32_t usec) {
   traceUsleepFlush();
+  if (traceOwnSkip()) {  // Go's format has no usleep event
+    os::usleep(usec);
+    return;
+  }
   std::uint32_t seq = traceSeq.load(std::memory_order_relaxed);
   std::int64_t t0 = os::cputicks();
   os::usleep(usec);

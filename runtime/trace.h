@@ -16,6 +16,8 @@
 
 #include <atomic>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "runtime2.h"
 #include "trace_stack.h"
@@ -68,14 +70,57 @@ enum class traceStk : std::uint8_t {
 };
 
 extern std::atomic<bool> traceOn;
+extern std::atomic<bool> traceWalkStacks;  // the trace running is Go's format
 
 // traceEnabled is the only cost of a hook while no trace runs.
 inline bool traceEnabled() { return traceOn.load(std::memory_order_relaxed); }
+// traceGoFormat: the trace running is written in Go's format (and its events
+// walk their stacks); the JSON export records gort's own events too.
+inline bool traceGoFormat() {
+  return traceWalkStacks.load(std::memory_order_relaxed);
+}
 
 // traceEvent records ev on the calling thread's M buffer (or, off the
 // runtime's threads, on a shared buffer under a lock).
 void traceEvent(traceEv ev, std::int64_t g, std::int64_t a0 = 0,
                 std::int64_t a1 = 0, std::uint8_t reason = 0);
+// traceOwnEvent records one of gort's own events (Go's format has none of
+// them: spinning, M park and unpark, usleep, netpoll, steal, preemption
+// request). The JSON export draws them; a trace in Go's format records one
+// only when it is the first record of the calling M since the M took or
+// dropped a P, which is all the writer reads from it (trace_go.cc's handle),
+// so the file is the same and a record is saved (20-50 ns in place, on the
+// scheduler's own path; docs/trace.md, "Cost").
+void traceOwnEvent(traceEv ev, std::int64_t a0 = 0, std::int64_t a1 = 0);
+// traceOwnSkip: traceOwnEvent would not record now.
+bool traceOwnSkip();
+// kTraceShadow: the reason of an own event recorded only because a test asked
+// for the skipped ones too (traceCapture::shadow).
+constexpr std::uint8_t kTraceShadow = 0xff;
+
+// traceCapture: for tests (export_test.cc), what StopTrace last turned into a
+// file: the records (stamps in nanotime, in buffer order), the stacks, the span
+// and GOMAXPROCS; with shadow set, own events traceOwnSkip skips are
+// recorded as well, with reason kTraceShadow.
+struct traceCapture {
+  std::vector<traceRecord> recs;
+  traceStacks stacks;
+  std::int64_t start = 0;
+  std::int64_t end = 0;
+  std::int32_t procs = 0;
+  bool shadow = false;
+};
+extern std::atomic<traceCapture*> traceCaptureForTest;
+
+// traceGo writes recs (sorted by time first) and their stacks in Go 1.19's
+// execution-trace format (trace_go.cc).
+std::string traceGo(std::vector<traceRecord>& recs, const traceStacks& stacks,
+                    std::int64_t start, std::int64_t end, std::int32_t procs);
+// tracePChanged: the calling M took or dropped a P (acquirep, releasep), so
+// its next own event tells the writer something. entersyscall drops its P
+// without either, but the M's next record is then exitsyscall's: GoSysExit
+// (no P), or one after acquirep.
+inline void tracePChanged(M* mp) { mp->tracePSeq = 0; }
 // traceEventStack is traceEvent with a stack (how; gp for traceStk::parked).
 void traceEventStack(traceEv ev, std::int64_t g, traceStk how, G* gp,
                      std::int64_t a0 = 0, std::int64_t a1 = 0,
@@ -139,9 +184,14 @@ inline void traceGoSysCall(G* gp, bool block) {
   }
 }
 // traceGoSysExit mirrors Go's traceGoSysExit (trace.go:1311); fast: gp kept
-// running.
-inline void traceGoSysExit(G* gp, bool fast) {
-  if (traceEnabled()) traceEvent(traceEv::GoSysExit, gp->goid, fast ? 1 : 0);
+// running; kept: on the P it entered the call with, never retaken, which
+// Go's format does not record (Go's exitsyscall (proc.go:3773) traces nothing
+// then either), so only the JSON export, which draws the call's length, pays
+// for the record.
+inline void traceGoSysExit(G* gp, bool fast, bool kept = false) {
+  if (traceEnabled() && !(kept && traceGoFormat())) {
+    traceEvent(traceEv::GoSysExit, gp->goid, fast ? 1 : 0);
+  }
 }
 // traceProcRetake: sysmon retook pp from a syscall (Go's traceGoSysBlock
 // (trace.go:1330) and traceProcStop, seen from sysmon).
@@ -152,18 +202,18 @@ inline void traceProcRetake(P* pp) {
 // goid is not read here: that G may be exiting and reused meanwhile; it
 // records GoPreempt itself when it yields).
 inline void tracePreemptReq(P* pp) {
-  if (traceEnabled()) traceEvent(traceEv::PreemptReq, 0, pp->id);
+  if (traceEnabled()) traceOwnEvent(traceEv::PreemptReq, pp->id);
 }
 // traceSteal: runqsteal took n goroutines from victim.
 inline void traceSteal(P* victim, std::uint32_t n) {
-  if (traceEnabled()) traceEvent(traceEv::Steal, 0, victim->id, n);
+  if (traceEnabled()) traceOwnEvent(traceEv::Steal, victim->id, n);
 }
 // traceMPark / traceMUnpark: the calling M sleeps on its note / wakes.
 inline void traceMPark() {
-  if (traceEnabled()) traceEvent(traceEv::MPark, 0);
+  if (traceEnabled()) traceOwnEvent(traceEv::MPark);
 }
 inline void traceMUnpark() {
-  if (traceEnabled()) traceEvent(traceEv::MUnpark, 0);
+  if (traceEnabled()) traceOwnEvent(traceEv::MUnpark);
 }
 // traceGomaxprocs mirrors Go's traceGomaxprocs (trace.go:1167).
 inline void traceGomaxprocs(std::int32_t now, std::int32_t old) {
@@ -171,14 +221,14 @@ inline void traceGomaxprocs(std::int32_t now, std::int32_t old) {
 }
 // traceNetpollBlock: this M is about to wait in the poller (delay ns).
 inline void traceNetpollBlock(std::int64_t delay) {
-  if (traceEnabled()) traceEvent(traceEv::NetpollBlock, 0, delay);
+  if (traceEnabled()) traceOwnEvent(traceEv::NetpollBlock, delay);
 }
 // traceNetpollWake: netpoll readied the goroutines of list (schedlink).
 inline void traceNetpollWake(G* list) {
   if (traceEnabled()) {
     std::int64_t n = 0;
     for (G* gp = list; gp != nullptr; gp = gp->schedlink) n++;
-    traceEvent(traceEv::NetpollWake, 0, n);
+    traceOwnEvent(traceEv::NetpollWake, n);
   }
 }
 // How an M came to spin (SpinStart's a0) and why it stopped (SpinStop's).
@@ -191,11 +241,11 @@ enum traceSpinWhy : std::int64_t {
 // traceSpinStart: this M starts looking for work to steal (gort's; Go's
 // trace has no spinning event).
 inline void traceSpinStart(traceSpinHow how) {
-  if (traceEnabled()) traceEvent(traceEv::SpinStart, 0, how);
+  if (traceEnabled()) traceOwnEvent(traceEv::SpinStart, how);
 }
 // traceSpinStop: this M stops spinning.
 inline void traceSpinStop(traceSpinWhy why) {
-  if (traceEnabled()) traceEvent(traceEv::SpinStop, 0, why);
+  if (traceEnabled()) traceOwnEvent(traceEv::SpinStop, why);
 }
 // traceSysmonIdle: sysmon is about to sleep on its note; its last usleep is
 // recorded now rather than before its next one (traceUsleepSlow).

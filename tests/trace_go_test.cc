@@ -23,6 +23,7 @@
 #include "gtest/gtest.h"
 #include "runnext.h"
 #include "test_os.h"
+#include "trace.h"
 #include "trace_known.h"
 #include "trace_stack.h"
 #include "watchdog.h"
@@ -397,6 +398,73 @@ TEST(TraceStackTableTest, ConcurrentPutsGiveEachStackOneId) {
   EXPECT_TRUE(tab->dump().empty());
   EXPECT_EQ(tab->put(stacks[5].data(), static_cast<int>(stacks[5].size())),
             1u);  // ids start again
+}
+
+// gort's own events (spinning, M park and unpark, usleep, steals) are left
+// out of a trace in Go's format unless they are the first record of their M
+// since it took or dropped a P: the claim is that the file is the same.
+// With the test's shadow switch the skipped ones are recorded too, marked,
+// and the records of a busy program at GOMAXPROCS 2 (Ms spinning, parking,
+// handing off Ps in syscalls) must give the same file with and without them.
+TEST(GoTraceTest, OwnEventsLeftOutLeaveTheFileAsItWas) {
+  namespace rt = gort::runtime;
+  rt::traceCapture cap;
+  cap.shadow = true;
+  rt::traceCaptureForTest.store(&cap);
+  std::string path = TempTrace("own");
+  RunGuarded(
+      [&] {
+        ASSERT_TRUE(gort::StartTrace(path));
+        gort::WaitGroup wg;
+        for (int p = 0; p < 4; p++) {
+          wg.Add(1);
+          gort::Go([&wg] {
+            auto ping = gort::MakeChan<int>();
+            auto pong = gort::MakeChan<int>();
+            gort::Go([ping, pong] {
+              for (int i = 0; i < 200; i++) pong.Send(ping.Recv());
+            });
+            for (int i = 0; i < 200; i++) {
+              ping.Send(i);
+              pong.Recv();
+              if (i % 50 == 0) gort::Sleep(std::chrono::microseconds(200));
+            }
+            wg.Done();
+          });
+        }
+        wg.Wait();
+        // Every P idle a while: Ms park and wake for the timer.
+        for (int i = 0; i < 20; i++) {
+          gort::Sleep(std::chrono::microseconds(100));
+        }
+        gort_test::KnownProgram();
+        ASSERT_TRUE(gort::StopTrace());
+      },
+      Procs(2));
+  rt::traceCaptureForTest.store(nullptr);
+  std::remove(path.c_str());
+  std::vector<rt::traceRecord> all = cap.recs, kept;
+  int shadow = 0, own = 0;
+  for (const rt::traceRecord& r : cap.recs) {
+    bool isOwn = r.ev == rt::traceEv::MPark || r.ev == rt::traceEv::MUnpark ||
+                 r.ev == rt::traceEv::SpinStart ||
+                 r.ev == rt::traceEv::SpinStop || r.ev == rt::traceEv::Usleep;
+    if (isOwn && r.reason == rt::kTraceShadow) {
+      shadow++;
+      continue;
+    }
+    if (isOwn) own++;
+    kept.push_back(r);
+  }
+  EXPECT_GE(shadow, 10) << "own events left out";
+  EXPECT_GE(own, 10) << "own events kept: each M's first after a P change";
+  std::string withAll =
+      rt::traceGo(all, cap.stacks, cap.start, cap.end, cap.procs);
+  std::string withKept =
+      rt::traceGo(kept, cap.stacks, cap.start, cap.end, cap.procs);
+  EXPECT_TRUE(withAll == withKept)
+      << "the file changes when the skipped own events are left out ("
+      << withAll.size() << " against " << withKept.size() << " bytes)";
 }
 
 // GORT_TRACE writes Go's format by default, the whole Run: main (G1) is
