@@ -4,7 +4,11 @@
 # 1, high-resolution usleep, one fresh process each) untraced, traced as
 # JSON and traced in Go's format, in a random order; prints each mode's
 # median ns/op and the median of the per-round ratios traced/untraced with
-# its distribution-free 95 % confidence interval, and the CPU model.
+# its distribution-free 95 % confidence interval, and the CPU model. It also
+# prints sysmon's wake-ups per op and the time per wake-up: each round trip
+# waits for sysmon to retake the P, so an op takes a whole number of sysmon
+# rounds, and the two columns say whether a mode costs more per round (work
+# on the path) or more rounds per op (docs/trace.md, "Cost").
 #
 # Usage: scripts/trace-cost.sh [ROUNDS] [BENCHTIME]   (default 10 20000x)
 # Needs build/default/benchmarks/gort-compare (scripts/test.sh builds it);
@@ -19,16 +23,18 @@ bin=${GORT_COMPARE:-$root/build/default/benchmarks/gort-compare}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
-# ping MODE: one measurement; prints its time/op.
+# ping MODE: one measurement; prints its time/op, sysmon wakes and ops.
 ping() {
   local env=()
   case $1 in
     json) env=(GORT_TRACE="$out/t.json" GORT_TRACE_FORMAT=json) ;;
     go) env=(GORT_TRACE="$out/t.out") ;;
   esac
-  env "${env[@]}" "$bin" --ping --bench='^ChanToSyscallPing$' \
-    --benchtime="$benchtime" --count=1 --usleep=highres 2>&1 |
-    awk '$1 == "ChanToSyscallPing" && $2 ~ /s$/ { print $2; exit }'
+  env "${env[@]}" "$bin" --child --bench=ChanToSyscallPing --procs=1 \
+    --benchtime="$benchtime" --usleep=highres 2>&1 |
+    awk '$1 == "result" {
+      for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+      print v["ns-per-op"], v["sysmon-wakes"], v["n"]; exit }'
 }
 
 for r in $(seq "$rounds"); do
@@ -39,31 +45,33 @@ done >"$out/runs"
 
 python3 - "$out/runs" <<'PY'
 import math, statistics, sys
-unit = {"ns": 1, "µs": 1e3, "us": 1e3, "ms": 1e6, "s": 1e9}
-runs = {}
+runs = {}  # mode -> round -> (ns/op, sysmon wakes/op)
 for line in open(sys.argv[1]):
-    r, mode, t = line.split()
-    for u in sorted(unit, key=len, reverse=True):
-        if t.endswith(u):
-            runs.setdefault(mode, {})[int(r)] = float(t[: -len(u)]) * unit[u]
-            break
+    r, mode, ns, wakes, n = line.split()
+    runs.setdefault(mode, {})[int(r)] = (float(ns), float(wakes) / float(n))
 def ci(xs):
     # Ranks of a distribution-free 95 % interval for the median.
     xs = sorted(xs); n = len(xs)
     k = max(0, int(math.floor(n / 2 - 1.96 * math.sqrt(n) / 2)))
     return xs[k], xs[n - 1 - k]
+def ratio(mode, f, width):
+    rs = [f(runs[mode][r]) / f(runs["off"][r]) for r in runs[mode] if r in runs["off"]]
+    lo, hi = ci(rs)
+    return f"{statistics.median(rs):{width}.3f}   [{lo:.3f}, {hi:.3f}]"
 cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")
             if l.startswith("model name")), "?")
 load = open("/proc/loadavg").read().split()[:3]
 print(f"ChanToSyscallPing, GOMAXPROCS 1, highres; {len(runs.get('off', {}))} rounds; "
       f"{cpu}; load average at end {' '.join(load)}")
-print(f"{'mode':6} {'median ns/op':>13} {'ratio to off':>13} {'95% CI':>17}")
+print(f"{'mode':6} {'median ns/op':>13} {'ratio to off':>13} {'95% CI':>17}"
+      f" {'wakes/op':>9} {'ns/wake ratio':>14} {'95% CI':>17}")
+per_wake = lambda x: x[0] / x[1]
 for mode in ("off", "json", "go"):
-    m = statistics.median(runs[mode].values())
+    m = statistics.median(v[0] for v in runs[mode].values())
+    w = statistics.median(v[1] for v in runs[mode].values())
     if mode == "off":
-        print(f"{mode:6} {m:13.0f}")
+        print(f"{mode:6} {m:13.0f} {'':31} {w:9.2f}")
         continue
-    ratios = [runs[mode][r] / runs["off"][r] for r in runs[mode] if r in runs["off"]]
-    lo, hi = ci(ratios)
-    print(f"{mode:6} {m:13.0f} {statistics.median(ratios):13.3f}   [{lo:.3f}, {hi:.3f}]")
+    print(f"{mode:6} {m:13.0f} {ratio(mode, lambda x: x[0], 13)} {w:9.2f}"
+          f" {ratio(mode, per_wake, 14)}")
 PY
