@@ -446,13 +446,16 @@ TEST(GoTraceTest, OwnEventsLeftOutLeaveTheFileAsItWas) {
   std::vector<rt::traceRecord> all = cap.recs, kept;
   int shadow = 0, own = 0;
   for (const rt::traceRecord& r : cap.recs) {
-    bool isOwn = r.ev == rt::traceEv::MPark || r.ev == rt::traceEv::MUnpark ||
-                 r.ev == rt::traceEv::SpinStart ||
-                 r.ev == rt::traceEv::SpinStop || r.ev == rt::traceEv::Usleep;
-    if (isOwn && r.reason == rt::kTraceShadow) {
+    if (r.reason == rt::kTraceShadow) {  // any own event traceOwnSkip skips
       shadow++;
       continue;
     }
+    bool isOwn =
+        r.ev == rt::traceEv::MPark || r.ev == rt::traceEv::MUnpark ||
+        r.ev == rt::traceEv::SpinStart || r.ev == rt::traceEv::SpinStop ||
+        r.ev == rt::traceEv::Usleep || r.ev == rt::traceEv::Steal ||
+        r.ev == rt::traceEv::PreemptReq || r.ev == rt::traceEv::NetpollBlock ||
+        r.ev == rt::traceEv::NetpollWake;
     if (isOwn) own++;
     kept.push_back(r);
   }
