@@ -249,6 +249,7 @@ void sysmon() {
     if (debug.usleepdebug > 0) reportTimerFallbacks();
     sysmonUpdateGOMAXPROCS(now);
     gscavenge(now);
+    traceSysmonRefill();
     if (retake(now) != 0) {
       idle = 0;
     } else {

@@ -56,6 +56,7 @@ constexpr int kChunkEvents = 4096;
 constexpr std::int64_t kMaxChunks = 4096;  // 640 MiB of records at most
 constexpr std::int64_t kPoolKeep = 16;     // chunks kept between traces
 constexpr std::int64_t kPoolStart = 64;    // chunks ready at StartTrace
+constexpr std::int64_t kPoolLow = 32;      // sysmon tops the pool up below this
 constexpr int kMaxStack = 32;              // return addresses per event
 }  // namespace
 
@@ -82,6 +83,8 @@ mutex traceLock;  // the registry, the pool, the shared buffer (leaf)
 traceBuf* allTraceBufs ABSL_GUARDED_BY(traceLock) = nullptr;
 traceChunk* chunkPool ABSL_GUARDED_BY(traceLock) = nullptr;
 std::int64_t poolChunks ABSL_GUARDED_BY(traceLock) = 0;
+// poolChunks, read by sysmon without the lock (traceRefillPool).
+std::atomic<std::int64_t> poolReady{0};
 std::int64_t chunksInUse ABSL_GUARDED_BY(traceLock) = 0;
 traceBuf sharedBuf ABSL_GUARDED_BY(traceLock);
 std::atomic<std::int64_t> dropped{0};
@@ -107,6 +110,7 @@ traceChunk* newChunkLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(traceLock) {
   if (c != nullptr) {
     chunkPool = c->next;
     poolChunks--;
+    poolReady.store(poolChunks, std::memory_order_relaxed);
   } else {
     c = new traceChunk;
   }
@@ -186,6 +190,7 @@ void drain(traceBuf* b, std::vector<traceRecord>* out)
       c->next = chunkPool;
       chunkPool = c;
       poolChunks++;
+      poolReady.store(poolChunks, std::memory_order_relaxed);
     } else {
       delete c;
     }
@@ -194,19 +199,30 @@ void drain(traceBuf* b, std::vector<traceRecord>* out)
   b->head = b->tail = nullptr;
 }
 
+// newTouchedChunk allocates a chunk and touches every page of it, so the
+// records written to it later take no page fault.
+traceChunk* newTouchedChunk() {
+  traceChunk* c = new traceChunk;
+  std::memset(static_cast<void*>(c->ev), 0, sizeof c->ev);
+  return c;
+}
+
+// poolPush adds a touched chunk to the pool.
+void poolPush(traceChunk* c) ABSL_EXCLUSIVE_LOCKS_REQUIRED(traceLock) {
+  c->next = chunkPool;
+  chunkPool = c;
+  poolChunks++;
+  poolReady.store(poolChunks, std::memory_order_relaxed);
+}
+
 // prefaultPool fills the pool to kPoolStart chunks (12 MiB), each touched:
 // a chunk's first records would otherwise take a page fault every 85 records
 // on the traced goroutines' own paths, which cost ChanToSyscallPing +15 %
-// traced as JSON in a VM (docs/trace.md).
+// traced as JSON in a VM (docs/trace.md). Past them, sysmon keeps the pool
+// topped up (traceRefillPool).
 void prefaultPool() {
   lock(&traceLock);
-  while (poolChunks < kPoolStart) {
-    traceChunk* c = new traceChunk;
-    std::memset(static_cast<void*>(c->ev), 0, sizeof c->ev);
-    c->next = chunkPool;
-    chunkPool = c;
-    poolChunks++;
-  }
+  while (poolChunks < kPoolStart) poolPush(newTouchedChunk());
   unlock(&traceLock);
 }
 
@@ -421,6 +437,25 @@ void traceEventStack(traceEv ev, std::int64_t g, traceStk how, G* gp,
     mp->tracePSeq = traceSeq.load(std::memory_order_relaxed);
   }
   b->busy.store(false, std::memory_order_release);
+}
+
+// traceRefillPool: sysmon, once a round while a trace runs, adds a touched
+// chunk to the pool when fewer than kPoolLow are left, so a trace longer than
+// the chunks StartTrace touched still takes its page faults (48 a chunk) on
+// sysmon's thread, not on the traced goroutines' paths, where they widen the
+// race docs/trace.md ("Cost") describes (a 60000-op ChanToSyscallPing traced
+// took 1.15-1.17x untraced without this, 1.07-1.15x with it).
+void traceRefillPool() {
+  if (poolReady.load(std::memory_order_relaxed) >= kPoolLow) return;
+  traceChunk* c = newTouchedChunk();
+  lock(&traceLock);
+  poolPush(c);
+  unlock(&traceLock);
+}
+
+// tracePoolChunks: the chunks in the pool now (for tests).
+std::int64_t tracePoolChunks() {
+  return poolReady.load(std::memory_order_relaxed);
 }
 
 // traceCurGoid: the goroutine on this thread, 0 on g0 or outside.

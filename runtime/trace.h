@@ -252,6 +252,13 @@ inline void traceSpinStop(traceSpinWhy why) {
 inline void traceSysmonIdle() {
   if (traceEnabled()) traceUsleepFlush();
 }
+void traceRefillPool();
+std::int64_t tracePoolChunks();  // chunks ready in the pool (for tests)
+// traceSysmonRefill: sysmon keeps the trace's chunk pool topped up (gort's;
+// Go allocates a trace buffer where it fills, on the goroutine's path).
+inline void traceSysmonRefill() {
+  if (traceEnabled()) traceRefillPool();
+}
 // tracedUsleep is os::usleep, timed and recorded while a trace runs.
 inline void tracedUsleep(std::uint32_t usec) {
   if (traceEnabled()) {

@@ -470,6 +470,32 @@ TEST(GoTraceTest, OwnEventsLeftOutLeaveTheFileAsItWas) {
       << withAll.size() << " against " << withKept.size() << " bytes)";
 }
 
+// A trace longer than the chunks StartTrace touched: sysmon tops the pool up
+// (traceRefillPool), so the records' page faults are taken on its thread.
+// Records of 40 chunks' worth (StartTrace touches 64) leave it 24 chunks;
+// with the P busy, sysmon must bring it back to 32 chunks.
+TEST(GoTraceTest, SysmonTopsUpTheChunkPool) {
+  namespace rt = gort::runtime;
+  std::string path = TempTrace("pool");
+  RunGuarded(
+      [&] {
+        ASSERT_TRUE(gort::StartTrace(path));
+        for (int i = 0; i < 40 * 4096; i++) {
+          rt::traceEvent(rt::traceEv::Steal, 0, 0, 1);
+        }
+        auto deadline =
+            std::chrono::steady_clock::now() + std::chrono::seconds(5);
+        // Spin without yielding: a Gosched would record events of its own.
+        while (rt::tracePoolChunks() < 32 &&
+               std::chrono::steady_clock::now() < deadline) {
+        }
+        EXPECT_GE(rt::tracePoolChunks(), 32) << "sysmon did not refill it";
+        ASSERT_TRUE(gort::StopTrace());
+      },
+      Procs(1));
+  std::remove(path.c_str());
+}
+
 // GORT_TRACE writes Go's format by default, the whole Run: main (G1) is
 // created by the trace's own GoCreate and ends.
 TEST(GoTraceTest, EnvTraceIsGoFormat) {
