@@ -325,6 +325,22 @@ bool stopTrace() ABSL_EXCLUSIVE_LOCKS_REQUIRED(traceCtl) {
   return ok;
 }
 
+// appendMine appends the record make() builds to mp's own buffer inside its
+// busy window, if the trace still runs, and notes the trace mp's last record
+// went to (tracePSeq, which traceOwnSkip reads). Every record an M writes to
+// its own buffer goes through here, so none can forget that note.
+template <typename Make>
+void appendMine(M* mp, Make make) {
+  traceBuf* b = mp->tracebuf;
+  if (b == nullptr) b = mp->tracebuf = acquireBuf();
+  b->busy.store(true);  // seq_cst, before the load of traceOn
+  if (traceOn.load()) {
+    append(b, make(), false);
+    mp->tracePSeq = traceSeq.load(std::memory_order_relaxed);
+  }
+  b->busy.store(false, std::memory_order_release);
+}
+
 }  // namespace
 
 // traceEvent mirrors Go's traceEvent (trace.go:578): append one record to this
@@ -340,14 +356,7 @@ void traceEvent(traceEv ev, std::int64_t g, std::int64_t a0, std::int64_t a1,
     unlock(&traceLock);
     return;
   }
-  traceBuf* b = mp->tracebuf;
-  if (b == nullptr) b = mp->tracebuf = acquireBuf();
-  b->busy.store(true);  // seq_cst, before the load of traceOn
-  if (traceOn.load()) {
-    append(b, makeRecord(mp, ev, g, a0, a1, reason), false);
-    mp->tracePSeq = traceSeq.load(std::memory_order_relaxed);
-  }
-  b->busy.store(false, std::memory_order_release);
+  appendMine(mp, [&] { return makeRecord(mp, ev, g, a0, a1, reason); });
 }
 
 // traceOwnSkip: a trace in Go's format runs and the calling M's last record
@@ -427,16 +436,11 @@ void traceEventStack(traceEv ev, std::int64_t g, traceStk how, G* gp,
   std::uintptr_t pcs[kMaxStack];
   std::uint64_t* tag = nullptr;
   int n = traceWalk(how, gp, pcs, &tag);
-  traceBuf* b = mp->tracebuf;
-  if (b == nullptr) b = mp->tracebuf = acquireBuf();
-  b->busy.store(true);  // seq_cst, before the load of traceOn
-  if (traceOn.load()) {
+  appendMine(mp, [&] {
     traceRecord r = makeRecord(mp, ev, g, a0, a1, reason);
     r.stk = traceStackID(pcs, n, tag);
-    append(b, r, false);
-    mp->tracePSeq = traceSeq.load(std::memory_order_relaxed);
-  }
-  b->busy.store(false, std::memory_order_release);
+    return r;
+  });
 }
 
 // traceRefillPool: sysmon, once a round while a trace runs, adds a touched
@@ -488,14 +492,7 @@ void traceUsleepFlush() {
   traceRecord r =
       makeRecord(mp, traceEv::Usleep, 0, last.usec, last.t1 - last.t0, 0);
   r.ts = last.t0;
-  traceBuf* b = mp->tracebuf;
-  if (b == nullptr) b = mp->tracebuf = acquireBuf();
-  b->busy.store(true);
-  if (traceOn.load()) {
-    append(b, r, false);
-    mp->tracePSeq = last.seq;
-  }
-  b->busy.store(false, std::memory_order_release);
+  appendMine(mp, [&] { return r; });
 }
 
 // traceUsleepSlow: usleep, recorded with its requested and real duration.
