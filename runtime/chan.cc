@@ -14,6 +14,7 @@
 #include "chan.h"
 
 #include <algorithm>
+#include <atomic>
 #include <limits>
 #include <new>
 
@@ -52,8 +53,7 @@ bool park(hchan* c, waitq* q, void* ep, waitReason reason)
   mysg->c = c;
   gp->waiting = mysg;
   gp->param = nullptr;
-  q->enqueue(mysg);
-  chanref(c);  // the parked waiter keeps the channel alive
+  q->enqueue(mysg);  // no chanref: hchan's comment says why none is needed
   gp->parkingOnChan = true;
   gopark(chanparkcommit, &c->lock, reason);
   // gp is still this goroutine, now possibly on another M: its P is read
@@ -106,6 +106,11 @@ sudog* waitq::dequeue() {
     if (sg->isSelect) {
       bool f = false;
       if (!sg->g->selectDone.compare_exchange_strong(f, true)) continue;
+    } else {
+      // Its goroutine holds no reference: once this caller lets go, the
+      // channel may be freed before that goroutine runs, so Run's end must
+      // not look at it through this sudog (chanAbandon).
+      sg->c = nullptr;
     }
     return sg;
   }
@@ -197,8 +202,14 @@ void chanAbandon(sudog* sg) {
       }
     }
   }
+  bool last =
+      c->orphaned && c->recvq.first == nullptr && c->sendq.first == nullptr;
   unlock(&c->lock);
-  chanunref(c);
+  if (sg->isSelect) {
+    chanunref(c);  // the reference selectgo took for this case
+  } else if (last) {
+    chanfree(c);
+  }
 }
 
 }  // namespace gort::runtime
@@ -230,8 +241,21 @@ hchan* makechan(const ElemOps* ops, std::size_t size) {
 
 void chanref(hchan* c) { c->refs.fetch_add(1, std::memory_order_relaxed); }
 
+// chanunref drops a reference; the last one frees c unless goroutines are
+// parked on it, which hold none (hchan): then it is orphaned, and the
+// abandonment of the last of them frees it (chanAbandon). The lock orders
+// this look at the queues after a parking waiter's enqueue.
 void chanunref(hchan* c) {
   if (c->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  lock(&c->lock);
+  bool waiters = c->recvq.first != nullptr || c->sendq.first != nullptr;
+  if (waiters) c->orphaned = true;
+  unlock(&c->lock);
+  if (!waiters) chanfree(c);
+}
+
+// chanfree destroys the values left in c's buffer and frees c.
+void chanfree(hchan* c) {
   for (std::uint32_t n = c->qcount.load(); n > 0; n--) {
     c->ops->destroy(c->slot(c->recvx));
     if (++c->recvx == c->dataqsiz) c->recvx = 0;
@@ -263,7 +287,6 @@ void chansend(hchan* c, void* ep) {
     return;
   }
   bool ok = park(c, &c->sendq, ep, waitReason::chanSend);
-  chanunref(c);
   if (!ok) throw Panic("send on closed channel");  // woken by close
 }
 
@@ -289,7 +312,9 @@ bool chanrecv(hchan* c, void* ep) {
     return true;
   }
   bool ok = park(c, &c->recvq, ep, waitReason::chanReceive);
-  chanunref(c);
+  // A compiler-only fence, so park is not a tail call: stacks (the trace's,
+  // the profiles', the dump's) name chanrecv as Go's do.
+  std::atomic_signal_fence(std::memory_order_seq_cst);
   return ok;
 }
 

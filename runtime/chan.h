@@ -28,9 +28,14 @@ struct waitq {
 namespace gort::internal {
 
 // hchan mirrors Go's hchan (chan.go:33), plus a reference count standing in for
-// Go's garbage collector: Chan handles and parked waiters keep it alive.
+// Go's garbage collector: Chan handles (and a parked select, for each of its
+// channels) keep it alive. A plain send or receive that parks takes no
+// reference: its caller's handle is alive while it queues, and once woken it
+// touches the channel no more. If the last handle goes while such waiters
+// are parked, the channel is orphaned and Run's end frees it with them.
 struct hchan {
   std::atomic<std::int64_t> refs{1};
+  bool orphaned = false;  // under lock: last handle gone with waiters parked
   // Elements in buf: written under lock, read without it by Len.
   std::atomic<std::uint32_t> qcount{0};
   std::uint32_t dataqsiz = 0;  // capacity
@@ -45,6 +50,9 @@ struct hchan {
 
   void* slot(std::uint32_t i) { return buf + std::size_t{i} * ops->size; }
 };
+
+// chanfree destroys the values left in c's buffer and frees c.
+void chanfree(hchan* c);
 
 }  // namespace gort::internal
 
@@ -66,7 +74,8 @@ void chanEnter();
 // chanparkcommit mirrors Go's chanparkcommit (chan.go:657).
 bool chanparkcommit(G* gp, void* chanLock);
 // chanAbandon takes a parked goroutine's sudog off its channel when Run
-// ends, dropping the reference it held.
+// ends, dropping the reference a select's held and freeing an orphaned
+// channel that it leaves with no waiter.
 void chanAbandon(sudog* sg);
 
 }  // namespace gort::runtime

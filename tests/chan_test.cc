@@ -997,6 +997,60 @@ TEST_P(ChanProcsTest, PayloadsAreNeitherLeakedNorDestroyedTwice) {
   EXPECT_EQ(Tracked::live.load(), 0);
 }
 
+// A plain send or receive that parks holds no reference to its channel
+// (runtime/chan.h's hchan). The last handle dropped while a sender waits on
+// a full buffer orphans the channel: it keeps its buffered value until Run
+// abandons the sender, then goes with it. At GOMAXPROCS 1 the sender has
+// parked by the time main's Gosched returns (it runs from runnext first).
+TEST_F(ChanTest, LastHandleDroppedWhileASenderWaitsOrphansTheChannel) {
+  Tracked::live = 0;
+  Tracked::errors = 0;
+  std::atomic<int> sent{0};
+  gort::Run(
+      [&sent] {
+        auto owner =
+            std::make_unique<gort::Chan<Tracked>>(gort::MakeChan<Tracked>(1));
+        owner->Send(Tracked(1));
+        gort::Chan<Tracked>* ch = owner.get();
+        gort::Go([ch, &sent] {
+          sent++;
+          ch->Send(Tracked(2));  // parks: the buffer is full
+          sent++;
+        });
+        gort::Gosched();
+        ASSERT_EQ(sent.load(), 1) << "the sender did not reach its Send";
+        owner.reset();  // the last handle; the sender still waits on it
+        EXPECT_EQ(Tracked::live.load(), 2)
+            << "the channel went with its last handle, a sender parked on it";
+      },
+      gort_test::Procs(1));
+  EXPECT_EQ(sent.load(), 1);
+  EXPECT_EQ(Tracked::live.load(), 0)
+      << "the orphaned channel's buffered value outlived the Run";
+  EXPECT_EQ(Tracked::errors.load(), 0) << "a Tracked was used after its end";
+}
+
+// A receiver readied by a send and never run before main returns: the
+// sender's handle was the last, so the channel is freed at once, and Run's
+// end must not reach it through the receiver's sudog (sanitizer presets
+// catch a use after free there; the next Run must be clean).
+TEST_F(ChanTest, ReceiverReadiedButNeverRunOutlivesItsFreedChannel) {
+  std::atomic<int> got{0};
+  for (int run = 0; run < 2; run++) {
+    gort::Run(
+        [&got] {
+          auto c = std::make_unique<gort::Chan<int>>(gort::MakeChan<int>());
+          gort::Chan<int>* ch = c.get();
+          gort::Go([ch, &got] { got += ch->Recv(); });
+          gort::Gosched();  // the receiver parks
+          c->Send(7);       // readies it (runnext); main keeps the P
+          c.reset();        // the last handle: freed, no waiter left
+        },
+        gort_test::Procs(1));
+  }
+  EXPECT_EQ(got.load(), 0) << "the receiver ran before main returned";
+}
+
 TEST_F(ChanTest, LargeAndEmptyPayloads) {
   struct Big {
     std::array<std::uint64_t, 128> words;
