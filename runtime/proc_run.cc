@@ -196,7 +196,7 @@ void abandonWaiters() ABSL_NO_THREAD_SAFETY_ANALYSIS {
     for (sudog* sg = gp->waiting; sg != nullptr;) {
       sudog* next = sg->waitlink;
       if (sg->c != nullptr) chanAbandon(sg);
-      freeSudog(sg);
+      if (sg != &gp->chanWait) freeSudog(sg);
       sg = next;
     }
     gp->waiting = nullptr;

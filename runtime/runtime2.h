@@ -120,6 +120,9 @@ struct G {
   waitReason waitreason = waitReason::zero;
   void* param = nullptr;     // wakeup parameter (select's winning sudog)
   sudog* waiting = nullptr;  // sudogs this G waits on (select)
+  // The sudog of this G's plain send or receive (chan.cc's park), of which
+  // it waits in one at a time; Go takes one from the P's cache instead.
+  sudog chanWait;
   std::atomic<bool> selectDone{false};
   bool parkingOnChan = false;
   struct timer
