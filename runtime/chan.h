@@ -74,8 +74,8 @@ void chanEnter();
 // chanparkcommit mirrors Go's chanparkcommit (chan.go:657).
 bool chanparkcommit(G* gp, void* chanLock);
 // chanAbandon takes a parked goroutine's sudog off its channel when Run
-// ends, dropping the reference a select's held and freeing an orphaned
-// channel that it leaves with no waiter.
+// ends; drops the reference a select took for that case, or frees an
+// orphaned channel this leaves with no waiter.
 void chanAbandon(sudog* sg);
 
 }  // namespace gort::runtime
