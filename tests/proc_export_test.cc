@@ -13,10 +13,12 @@
 #include <numeric>
 #include <random>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "gort/gort.h"
 #include "gtest/gtest.h"
+#include "os/traceback_os.h"
 #include "proc.h"
 #include "runnext.h"
 #include "runtime2.h"
@@ -687,6 +689,39 @@ TEST_F(MutexStarvationTest, StaysForOldWaitersLeftByAWaiterThatWaitedLittle) {
   EXPECT_EQ(order, (std::vector<int>{1, 2, 3, 4}));
   EXPECT_EQ(starving, (std::vector<bool>{true, true, false}));
   EXPECT_EQ(waiters, (std::vector<int>{3, 2, 1}));
+}
+
+// The dump's "N minutes" (Go's goroutineheader (traceback.go:1004)): park_m
+// stamps a goroutine with the time it parked (waitsince, on the coarse
+// clock), and the dump counts whole minutes from it. The stamp is checked
+// against coarse clock reads taken before and after the park; then it is
+// moved three minutes back, and the dump must say so.
+TEST(WaitSinceTest, ParkedGoroutineIsStampedAndTheDumpCountsMinutes) {
+  RunGuarded(
+      [] {
+        auto c = gort::MakeChan<int>();
+        G* parked = nullptr;
+        std::int64_t before = os::nanotimeCoarse();
+        gort::Go([c, &parked] {
+          parked = getg();
+          c.Recv();
+        });
+        gort::Gosched();  // at GOMAXPROCS 1 it runs from runnext and parks
+        std::int64_t after = os::nanotimeCoarse();
+        ASSERT_NE(parked, nullptr);
+        ASSERT_EQ(readgstatus(parked), _Gwaiting);
+        EXPECT_GE(parked->waitsince, before);
+        EXPECT_LE(parked->waitsince, after);
+        parked->waitsince -= 3 * 60'000'000'000LL;
+        std::string dump = gort::Stack(true);
+        std::string header =
+            "goroutine " +
+            std::to_string(parked->goid.load(std::memory_order_relaxed)) +
+            " [chan receive, 3 minutes]:";
+        EXPECT_NE(dump.find(header), std::string::npos) << dump;
+        c.Send(1);
+      },
+      Procs(1));
 }
 
 }  // namespace
