@@ -178,6 +178,15 @@ traceRecord makeRecord(M* mp, traceEv ev, std::int64_t g, std::int64_t a0,
   return r;
 }
 
+// poolPush adds a chunk whose pages are touched (a fresh one written over,
+// or one drained) to the pool.
+void poolPush(traceChunk* c) ABSL_EXCLUSIVE_LOCKS_REQUIRED(traceLock) {
+  c->next = chunkPool;
+  chunkPool = c;
+  poolChunks++;
+  poolReady.store(poolChunks, std::memory_order_relaxed);
+}
+
 // drain moves b's records to out and its chunks to the pool; b must not be
 // written meanwhile (traceOn is false and b is not busy).
 void drain(traceBuf* b, std::vector<traceRecord>* out)
@@ -187,10 +196,7 @@ void drain(traceBuf* b, std::vector<traceRecord>* out)
     out->insert(out->end(), c->ev, c->ev + c->n);
     chunksInUse--;
     if (poolChunks < kPoolKeep) {
-      c->next = chunkPool;
-      chunkPool = c;
-      poolChunks++;
-      poolReady.store(poolChunks, std::memory_order_relaxed);
+      poolPush(c);
     } else {
       delete c;
     }
@@ -205,14 +211,6 @@ traceChunk* newTouchedChunk() {
   traceChunk* c = new traceChunk;
   std::memset(static_cast<void*>(c->ev), 0, sizeof c->ev);
   return c;
-}
-
-// poolPush adds a touched chunk to the pool.
-void poolPush(traceChunk* c) ABSL_EXCLUSIVE_LOCKS_REQUIRED(traceLock) {
-  c->next = chunkPool;
-  chunkPool = c;
-  poolChunks++;
-  poolReady.store(poolChunks, std::memory_order_relaxed);
 }
 
 // prefaultPool fills the pool to kPoolStart chunks (12 MiB), each touched:
