@@ -87,6 +87,8 @@ std::uint32_t fastrand();
 std::uint32_t fastrandn(std::uint32_t n);
 void casgstatus(G* gp, std::uint32_t oldval, std::uint32_t newval);
 std::uint32_t readgstatus(G* gp);
+// parkstamp: the time a goroutine parks, from sysmon's clock (proc.cc).
+std::int64_t parkstamp();
 sudog* newSudog();               // allocates one, counted
 void freeSudog(sudog* s);        // deletes one, counted
 std::int64_t sudogsAllocated();  // allocated and not deleted (tests)

@@ -141,6 +141,15 @@ std::uint32_t retake(std::int64_t now) {
   return n;
 }
 
+// publishClock gives parks (parkstamp) sysmon's reading of the clock once it
+// is a millisecond old (gort's own), so the line is written at most once a ms.
+void publishClock(std::int64_t now) {
+  std::atomic<std::int64_t>& c = sched.sysmonclock.now;
+  if (now - c.load(std::memory_order_relaxed) >= 1'000'000) {
+    c.store(now, std::memory_order_release);  // after sysmonwait's false
+  }
+}
+
 }  // namespace
 
 // reportTimerFallbacks prints, under GODEBUG=usleepdebug=1, how many more
@@ -206,6 +215,8 @@ void sysmon() {
           return;
         }
         if (next > now) {
+          // No clock for parks while asleep: they read the real one.
+          sched.sysmonclock.now.store(0, std::memory_order_relaxed);
           sched.sysmonwait.store(true, std::memory_order_release);
           unlock(&sched.lock);
           std::int64_t sleep = kForceGCPeriodHalf;
@@ -242,6 +253,7 @@ void sysmon() {
       if (sched.exiting.load(std::memory_order_acquire)) return;
       now = os::nanotime();
     }
+    publishClock(now);
     sysmonNetpoll(now);  // nobody has polled for 10 ms: poll (Go does)
     // No M is started for overdue timers: whoever waits for the next timer
     // (the M blocked in netpoll, or the timer sleeper) runs them. Go 1.19

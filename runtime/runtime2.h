@@ -140,7 +140,7 @@ struct G {
   // Return address of the Go call that made it (atomic: a dump reads it
   // while the G may be recycled).
   std::atomic<const void*> gopc{nullptr};
-  std::int64_t waitsince = 0;  // coarse time it parked (traceback.cc)
+  std::int64_t waitsince = 0;  // when it parked (parkstamp, traceback.cc)
   // A park the block profile measures (mprof.h): when it began and when the
   // goroutine was readied (Go keeps these in the sudog); 0 when not.
   std::int64_t blocktime = 0;
@@ -280,6 +280,13 @@ struct gQueueChunk {
   G* g[kGQueueChunkSize];
 };
 
+// sysmonClock: sysmon's last nanotime reading, republished when it is a
+// millisecond old (so parks reading it seldom miss in the cache); 0 while
+// sysmon sleeps on its note or has not run yet (gort's own: see parkstamp).
+struct alignas(64) sysmonClock {
+  std::atomic<std::int64_t> now{0};
+};
+
 struct schedt {
   std::atomic<std::uint64_t> goidgen{0};
   mutex lock;
@@ -334,6 +341,8 @@ struct schedt {
   // sysmon.
   std::atomic<bool> sysmonwait{false};
   note sysmonnote;
+  // sysmon's clock for parks' waitsince stamps (parkstamp), on its own line.
+  sysmonClock sysmonclock;
 
   // The M sleeping until the next timer (Go uses netpoll for this).
   std::atomic<M*> timerSleeper{nullptr};

@@ -384,7 +384,7 @@ void dumpAndQuit() ABSL_NO_THREAD_SAFETY_ANALYSIS {
     acquire(&dumpLock, LockMode::kTry);
     Printer p;
     p.showRuntime = true;
-    p.now = os::nanotimeCoarse();
+    p.now = os::nanotime();
     tracebackothers(&p, nullptr, LockMode::kTry);
     if (!p.out.empty()) p.out.erase(0, 1);  // no blank line first
     os::writeErr(p.out.data(), p.out.size());
@@ -434,7 +434,7 @@ void tracebackFatal(throwType t) {
   G* me = getcurg();
   Printer p;
   p.showRuntime = level >= 3 || t == throwType::runtime;
-  p.now = os::nanotimeCoarse();
+  p.now = os::nanotime();
   if (me != nullptr) {
     // fatalpanic or throw_ has printed the header.
     std::uintptr_t pcs[kMaxFrames];
@@ -481,7 +481,7 @@ void goroutineStacks(
     labelsOf(me, true);
   }
   Printer p;
-  p.now = os::nanotimeCoarse();
+  p.now = os::nanotime();
   lock(&dumpLock);
   freezetheworld(LockMode::kLock);
   lock(&allglock);
@@ -516,7 +516,7 @@ std::string Stack(bool all) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   bool crash = false;
   Printer p;
   p.showRuntime = gotraceback(&crash) >= 3;
-  p.now = os::nanotimeCoarse();
+  p.now = os::nanotime();
   if (me != nullptr) tracebackSelf(&p, me);
   if (all) {
     lock(&dumpLock);

@@ -7,6 +7,8 @@
 // The run-queue and sudog tests drive free-standing Ps and Gs outside any
 // Run; the timer tests run on the one P of a Run.
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -14,11 +16,12 @@
 #include <random>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gort/gort.h"
 #include "gtest/gtest.h"
-#include "os/traceback_os.h"
+#include "os/os.h"
 #include "proc.h"
 #include "runnext.h"
 #include "runtime2.h"
@@ -692,24 +695,31 @@ TEST_F(MutexStarvationTest, StaysForOldWaitersLeftByAWaiterThatWaitedLittle) {
 }
 
 // The dump's "N minutes" (Go's goroutineheader (traceback.go:1004)): park_m
-// stamps a goroutine with the time it parked (waitsince, on the coarse
-// clock), and the dump counts whole minutes from it. The stamp is checked
-// against coarse clock reads taken before and after the park; then it is
-// moved three minutes back, and the dump must say so.
+// stamps a goroutine with the time it parked (waitsince, from sysmon's clock:
+// parkstamp), and the dump counts whole minutes from it. The stamp is checked
+// against sysmon's clock read before the park and the real clock read after
+// it; then it is moved three minutes back, and the dump must say so.
 TEST(WaitSinceTest, ParkedGoroutineIsStampedAndTheDumpCountsMinutes) {
   RunGuarded(
       [] {
+        // sysmon publishes at its first round with a P busy.
+        while (sched.sysmonclock.now.load(std::memory_order_acquire) == 0) {
+          gort::Gosched();
+        }
         auto c = gort::MakeChan<int>();
         G* parked = nullptr;
-        std::int64_t before = os::nanotimeCoarse();
+        std::int64_t before =
+            sched.sysmonclock.now.load(std::memory_order_acquire);
         gort::Go([c, &parked] {
           parked = getg();
           c.Recv();
         });
         gort::Gosched();  // at GOMAXPROCS 1 it runs from runnext and parks
-        std::int64_t after = os::nanotimeCoarse();
+        std::int64_t after = os::nanotime();
         ASSERT_NE(parked, nullptr);
         ASSERT_EQ(readgstatus(parked), _Gwaiting);
+        // sysmon's clock only moves forward, and reads 0 (the real clock
+        // then) only while sysmon sleeps.
         EXPECT_GE(parked->waitsince, before);
         EXPECT_LE(parked->waitsince, after);
         parked->waitsince -= 3 * 60'000'000'000LL;
@@ -720,6 +730,61 @@ TEST(WaitSinceTest, ParkedGoroutineIsStampedAndTheDumpCountsMinutes) {
             " [chan receive, 3 minutes]:";
         EXPECT_NE(dump.find(header), std::string::npos) << dump;
         c.Send(1);
+      },
+      Procs(1));
+}
+
+// With no clock from sysmon (0: asleep on its note, or not started) a park
+// reads the real clock; with one, it takes it as it is. Outside a Run no
+// sysmon writes the clock (a Run before this one may have left its last
+// reading: the next Run's schedinit clears it).
+TEST(WaitSinceTest, ParkstampReadsTheRealClockOnlyWithoutSysmons) {
+  sched.sysmonclock.now.store(0, std::memory_order_relaxed);
+  std::int64_t before = os::nanotime();
+  std::int64_t stamp = parkstamp();
+  std::int64_t after = os::nanotime();
+  EXPECT_GE(stamp, before);
+  EXPECT_LE(stamp, after);
+  sched.sysmonclock.now.store(12345, std::memory_order_relaxed);
+  EXPECT_EQ(parkstamp(), 12345);
+  sched.sysmonclock.now.store(0, std::memory_order_relaxed);
+}
+
+// sysmon withdraws its clock before it sleeps on its note: a clock kept
+// through a sleep of up to a minute would date every park in that time back
+// to the sleep's start. A thread outside the Run samples sysmonwait, the
+// clock and sysmonwait again, with sysmon's wake-up count around them (it
+// wakes from a usleep between any two sleeps on its note), until one sample
+// falls within one such sleep; main sleeps meanwhile, so every P is idle.
+TEST(WaitSinceTest, SysmonWithdrawsItsClockWhileItSleeps) {
+  RunGuarded(
+      [] {
+        while (sched.sysmonclock.now.load(std::memory_order_acquire) == 0) {
+          gort::Gosched();  // a clock to withdraw: sysmon runs with a P busy
+        }
+        std::atomic<bool> done{false};
+        std::int64_t clock = -1;
+        std::thread watcher([&] {
+          for (;;) {
+            std::int64_t w1 = sched.sysmonWakes.load(std::memory_order_acquire);
+            bool sw1 = sched.sysmonwait.load(std::memory_order_acquire);
+            std::int64_t c =
+                sched.sysmonclock.now.load(std::memory_order_acquire);
+            bool sw2 = sched.sysmonwait.load(std::memory_order_acquire);
+            std::int64_t w2 = sched.sysmonWakes.load(std::memory_order_acquire);
+            if (sw1 && sw2 && w1 == w2) {
+              clock = c;
+              break;
+            }
+            std::this_thread::yield();
+          }
+          done.store(true, std::memory_order_release);
+        });
+        while (!done.load(std::memory_order_acquire)) {
+          gort::Sleep(std::chrono::milliseconds(20));
+        }
+        watcher.join();
+        EXPECT_EQ(clock, 0);
       },
       Procs(1));
 }

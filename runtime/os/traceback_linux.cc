@@ -530,7 +530,10 @@ int symbolize1(std::uintptr_t pc, Symbol* out, int max) {
 #if defined(GORT_HAVE_LIBDW)
   static std::int64_t lastReport = 0;
   static Dwfl* dwfl = nullptr;
-  std::int64_t now = nanotimeCoarse();
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  std::int64_t now =
+      static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
   if (dwfl == nullptr || now - lastReport > 1'000'000'000) {
     dwfl = session();
     lastReport = now;
@@ -594,12 +597,6 @@ bool installQuitHandler(void (*onQuit)()) {
   sa.sa_flags = SA_RESTART | SA_ONSTACK;
   sigemptyset(&sa.sa_mask);
   return sigaction(SIGQUIT, &sa, nullptr) == 0;
-}
-
-std::int64_t nanotimeCoarse() {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
 }  // namespace gort::os

@@ -57,10 +57,6 @@ int symbolize(std::uintptr_t pc, Symbol* out, int max);
 // Returns false where the OS has no such signal.
 bool installQuitHandler(void (*onQuit)());
 
-// nanotimeCoarse: a monotonic clock in nanoseconds, cheap and precise to a
-// few milliseconds only (for how long a goroutine has been parked).
-std::int64_t nanotimeCoarse();
-
 }  // namespace gort::os
 
 #endif  // GORT_RUNTIME_OS_TRACEBACK_OS_H_

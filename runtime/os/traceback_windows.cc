@@ -49,8 +49,4 @@ bool installQuitHandler(void (*onQuit)()) {
   return SetConsoleCtrlHandler(ctrlHandler, TRUE) != 0;
 }
 
-std::int64_t nanotimeCoarse() {
-  return static_cast<std::int64_t>(GetTickCount64()) * 1000000;
-}
-
 }  // namespace gort::os
