@@ -20,6 +20,7 @@
 
 #include "gort/runtime.h"
 #include "panic.h"
+#include "park.h"
 #include "proc.h"
 
 namespace gort::runtime {
@@ -40,7 +41,10 @@ constexpr std::size_t kMaxChanBytes =
 
 // park blocks the current goroutine on c with mysg queued on q (Go's tail of
 // chansend / chanrecv); c is locked on entry and unlocked by the park.
-bool park(hchan* c, waitq* q, void* ep, waitReason reason)
+// Always inline, so a resumed receiver or sender lands in chanrecv or
+// chansend itself (park.h's file comment says why).
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool park(hchan* c, waitq* q, void* ep,
+                                              waitReason reason)
     ABSL_UNLOCK_FUNCTION(c->lock) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   G* gp = getcurg();
   if (gp == nullptr) {

@@ -240,17 +240,7 @@ void gogoback(M* mp, G* gp) {
   asm volatile("" ::: "memory");
 }
 
-// mcall mirrors Go's mcall (stubs.go:40): from a goroutine, switch to g0 and
-// have it run fn(gp); returns when gp is resumed, possibly on another M.
-void mcall(G* (*fn)(G*), bool exiting) {
-  G* gp = getg();
-  M* mp = gp->m;
-  mp->mcallfn = fn;
-  racetog0(gp, mp, exiting);
-  os::switchContext(&gp->ctx, mp->g0->ctx);
-  racebackongo(gp, gp->m, false);
-  if (gp->unwinding) throw goexitUnwind{};
-}
+// mcall: park.h, inline.
 
 // gostart points gp's context at gentry on its stack (Go's newproc1
 // (proc.go:4112) setting gp.sched.pc to the function and the return address to

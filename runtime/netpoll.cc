@@ -44,6 +44,7 @@
 #include "os/netpoll_os.h"
 #include "os/os.h"
 #include "panic.h"
+#include "park.h"
 #include "proc.h"
 #include "trace.h"
 

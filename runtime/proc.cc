@@ -27,6 +27,7 @@
 #include "os/os.h"
 #include "os/traceback_os.h"
 #include "panic.h"
+#include "park.h"
 #include "proflabel.h"
 #include "race.h"
 #include "trace.h"
@@ -480,7 +481,7 @@ std::int64_t parkstamp() {
 }
 
 // park_m mirrors Go's park_m (proc.go:3341): on g0, after gp switched out.
-static G* park_m(G* gp) {
+G* park_m(G* gp) {
   M* mp = getg()->m;
   gp->waitsince = parkstamp();  // for the dump's "N minutes"
   casgstatus(gp, _Grunning, _Gwaiting);
@@ -499,27 +500,12 @@ static G* park_m(G* gp) {
   return nullptr;
 }
 
-// gopark mirrors Go's gopark (proc.go:346): park the goroutine; unlockf(gp,
-// lock) runs on g0 after the switch and may veto the park by returning false.
-void gopark(bool (*unlockf)(G*, void*), void* lk, waitReason reason) {
-  G* gp = getg();
-  M* mp = gp->m;
-  mp->waitlock = lk;
-  mp->waitunlockf = unlockf;
-  gp->waitreason = reason;
-  blockParking(gp, reason);
-  mcall(park_m);
-  blockResumed(gp);
-}
+// gopark and goparkunlock: park.h, inline.
 
-static bool parkunlock_c(G*, void* lk) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+// parkunlock_c mirrors Go's parkunlock_c (proc.go:3335).
+bool parkunlock_c(G*, void* lk) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   unlock(static_cast<mutex*>(lk));
   return true;
-}
-
-// goparkunlock mirrors Go's goparkunlock (proc.go:368).
-void goparkunlock(mutex* l, waitReason reason) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-  gopark(parkunlock_c, l, reason);
 }
 
 // ready mirrors Go's ready (proc.go:843): mark gp runnable and put it on this

@@ -35,8 +35,7 @@ G* getcurg();  // the user goroutine on this thread, nullptr on g0 or outside
 // call gogoback(its M, gp) before anything else
 void gogo(G* gp);
 void gogoback(M* mp, G* gp);
-// goroutine only: switch to g0, run fn(curg); exiting: curg never resumes
-void mcall(G* (*fn)(G*), bool exiting = false);
+// mcall (goroutine only: switch to g0, run fn(curg)) is inline: park.h.
 void gostart(G* gp);  // prepares gp's context to start at its body
 void gentry();        // the bottom frame of every goroutine context
 // goroutine only: run fn(arg) on g0 and come back, status untouched
@@ -49,8 +48,7 @@ struct goexitUnwind {};
 
 // --- proc.cc: goroutines ---
 G* newproc1(internal::Func fn, G* callergp, const void* gopc = nullptr);
-void gopark(bool (*unlockf)(G*, void*), void* lock, waitReason reason);
-void goparkunlock(mutex* l, waitReason reason) ABSL_UNLOCK_FUNCTION(l);
+// gopark and goparkunlock are inline: park.h.
 void goready(G* gp);
 void ready(G* gp, bool next);
 void gosched();

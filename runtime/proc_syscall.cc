@@ -10,6 +10,7 @@
 // known to block: it hands the P off at once instead of waiting for sysmon.
 #include "gort/runtime.h"
 #include "panic.h"
+#include "park.h"
 #include "proc.h"
 #include "trace.h"
 

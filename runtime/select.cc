@@ -14,6 +14,7 @@
 #include "chan.h"
 #include "gort/runtime.h"
 #include "panic.h"
+#include "park.h"
 #include "proc.h"
 
 namespace gort::runtime {

@@ -21,6 +21,7 @@
 #include "gort/runtime.h"
 #include "mprof.h"
 #include "panic.h"
+#include "park.h"
 #include "proc.h"
 
 namespace gort::runtime {

@@ -22,6 +22,7 @@
 #include "gort/runtime.h"
 #include "netpoll.h"
 #include "panic.h"
+#include "park.h"
 #include "proc.h"
 
 namespace gort::runtime {

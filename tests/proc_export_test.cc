@@ -22,6 +22,7 @@
 #include "gort/gort.h"
 #include "gtest/gtest.h"
 #include "os/os.h"
+#include "os/traceback_os.h"
 #include "proc.h"
 #include "runnext.h"
 #include "runtime2.h"
@@ -785,6 +786,62 @@ TEST(WaitSinceTest, SysmonWithdrawsItsClockWhileItSleeps) {
         }
         watcher.join();
         EXPECT_EQ(clock, 0);
+      },
+      Procs(1));
+}
+
+// firstCaller: the first function on gp's parked stack that is not the
+// switch itself (gort::os, gort_gogo, jump_fcontext), as symbolize names the
+// real (not inlined) function of a frame; empty if this target cannot walk
+// or name it.
+std::string firstCaller(G* gp) {
+  std::uintptr_t pcs[16];
+  char* lo = static_cast<char*>(gp->stack.base) + gp->stack.guard;
+  char* hi = static_cast<char*>(gp->stack.base) + gp->stack.size;
+  int n = os::tracebackParked(gp->ctx, lo, hi, pcs, 16);
+  for (int i = 0; i < n; i++) {
+    os::Symbol syms[16];
+    int k = os::symbolize(pcs[i], syms, 16);
+    if (k <= 0) return "";
+    const std::string& f = syms[k - 1].function;
+    if (f.rfind("gort::os::", 0) == 0 || f.rfind("gort_gogo", 0) == 0 ||
+        f.rfind("jump_fcontext", 0) == 0) {
+      continue;
+    }
+    return f;
+  }
+  return "";
+}
+
+// park.h: mcall and gopark are inline, and chan.cc inlines its park into
+// chansend and chanrecv, so a parked sender or receiver resumes in chansend
+// or chanrecv's own frame, with no return through mcall, gopark or park
+// (each a return the processor mispredicts after a switch).
+TEST(ParkTest, ParkedSenderAndReceiverResumeInChansendAndChanrecv) {
+  RunGuarded(
+      [] {
+        auto c = gort::MakeChan<int>();
+        auto d = gort::MakeChan<int>();
+        G* receiver = nullptr;
+        G* sender = nullptr;
+        gort::Go([c, &receiver] {
+          receiver = getg();
+          c.Recv();
+        });
+        gort::Go([d, &sender] {
+          sender = getg();
+          d.Send(1);
+        });
+        gort::Gosched();  // at GOMAXPROCS 1 both run and park
+        ASSERT_EQ(readgstatus(receiver), _Gwaiting);
+        ASSERT_EQ(readgstatus(sender), _Gwaiting);
+        std::string r = firstCaller(receiver);
+        std::string s = firstCaller(sender);
+        c.Send(1);
+        d.Recv();
+        if (r.empty()) GTEST_SKIP() << "no parked-stack walk or symbols here";
+        EXPECT_EQ(r.rfind("gort::internal::chanrecv", 0), 0u) << r;
+        EXPECT_EQ(s.rfind("gort::internal::chansend", 0), 0u) << s;
       },
       Procs(1));
 }
