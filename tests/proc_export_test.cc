@@ -790,6 +790,22 @@ TEST(WaitSinceTest, SysmonWithdrawsItsClockWhileItSleeps) {
       Procs(1));
 }
 
+// Gosched gives a goroutine a fresh time slice, as Go's does by way of the
+// global queue (execute with inheritTime false counts schedtick, which
+// sysmon's preemption watches), also when gosched_m takes the next G from
+// the global queue itself.
+TEST(GoschedTest, EachGoschedStartsAFreshSlice) {
+  RunGuarded(
+      [] {
+        P* pp = getg()->m->p;
+        std::uint32_t before = pp->schedtick.load(std::memory_order_relaxed);
+        for (int i = 0; i < 10; i++) gort::Gosched();
+        EXPECT_EQ(getg()->m->p, pp);
+        EXPECT_EQ(pp->schedtick.load(std::memory_order_relaxed) - before, 10u);
+      },
+      Procs(1));
+}
+
 // firstCaller: the first function on gp's parked stack that is not the
 // switch itself (gort::os, gort_gogo, jump_fcontext), as symbolize names the
 // real (not inlined) function of a frame; empty if this target cannot walk

@@ -629,6 +629,46 @@ TEST(GoschedTest, AloneReturnsAtOnce) {
   EXPECT_EQ(calls, 1000);
 }
 
+// A goroutine alone on its P that only yields takes itself back off the
+// global queue in the same hold of its lock (gosched_m), but a stop of the
+// world must still stop it: main changes GOMAXPROCS while it yields. It
+// gives up at a deadline far beyond what a stop needs, so a gosched_m that
+// ignored the stop fails here instead of hanging.
+TEST(GoschedTest, AloneOnItsPStillLetsTheWorldStop) {
+  std::atomic<bool> stop{false};
+  std::atomic<bool> timed_out{false};
+  std::atomic<int> yields{0};
+  RunGuarded(
+      [&] {
+        gort::WaitGroup wg;
+        wg.Add(1);
+        const std::int64_t deadline = DeadlineFromNow();
+        gort::Go([&] {
+          while (!stop.load()) {
+            if (gort::Nanotime() > deadline) {
+              timed_out.store(true);
+              break;
+            }
+            yields.fetch_add(1);
+            gort::Gosched();
+          }
+          wg.Done();
+        });
+        // Spin, not yield: the other P's M steals it from this P and runs
+        // it there alone (a Gosched here would queue main for it to take).
+        while (yields.load() == 0) {
+        }
+        for (int i = 0; i < 10 && !timed_out.load(); i++) {
+          gort::GOMAXPROCS(i % 2 == 0 ? 1 : 2);
+        }
+        stop.store(true);
+        wg.Wait();
+      },
+      Procs(2));
+  EXPECT_FALSE(timed_out.load())
+      << "GOMAXPROCS waited for a goroutine yielding alone on its P";
+}
+
 // At GOMAXPROCS 1 a chain of goroutines, each starting the next and
 // exiting, keeps the P busy forever; the scheduler must still run the
 // others (sysmon ends the chain's time slice). The one kept waiting sits in
