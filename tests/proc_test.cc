@@ -547,6 +547,20 @@ INSTANTIATE_TEST_SUITE_P(Maxprocs, NumGoroutineTest, ::testing::Values(1, 2));
 // ---------------------------------------------------------------------------
 // Gosched and parallelism
 
+// UntilStopOrDeadline runs step until stop is set; at deadline it sets
+// *timed_out and returns instead (a test's bounded wait).
+template <typename F>
+void UntilStopOrDeadline(const std::atomic<bool>& stop, std::int64_t deadline,
+                         std::atomic<bool>* timed_out, F step) {
+  while (!stop.load()) {
+    if (gort::Nanotime() > deadline) {
+      timed_out->store(true);
+      return;
+    }
+    step();
+  }
+}
+
 TEST(GoschedTest, TwoGoroutinesAlternateAtMaxprocs1) {
   constexpr int kRounds = 1000;
   // Yields a goroutine may spend waiting for its turn; a working Gosched
@@ -644,14 +658,10 @@ TEST(GoschedTest, AloneOnItsPStillLetsTheWorldStop) {
         wg.Add(1);
         const std::int64_t deadline = DeadlineFromNow();
         gort::Go([&] {
-          while (!stop.load()) {
-            if (gort::Nanotime() > deadline) {
-              timed_out.store(true);
-              break;
-            }
+          UntilStopOrDeadline(stop, deadline, &timed_out, [&] {
             yields.fetch_add(1);
             gort::Gosched();
-          }
+          });
           wg.Done();
         });
         // Spin, not yield: the other P's M steals it from this P and runs
@@ -792,14 +802,10 @@ TEST(FairnessTest, ChannelPingPongDoesNotStarveOthers) {
         players.Add(2);
         const std::int64_t deadline = DeadlineFromNow();
         gort::Go([&] {
-          while (!stop.load()) {
-            if (gort::Nanotime() > deadline) {
-              timed_out.store(true);
-              break;
-            }
+          UntilStopOrDeadline(stop, deadline, &timed_out, [&] {
             ping.Send(1);
             pong.Recv();
-          }
+          });
           ping.Send(0);
           players.Done();
         });
