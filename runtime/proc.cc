@@ -521,6 +521,15 @@ void ready(G* gp, bool next) {
 // goready mirrors Go's goready (proc.go:372).
 void goready(G* gp) { ready(gp, true); }
 
+// newslice counts a goroutine's fresh time slice on pp (execute's schedtick++
+// in Go). Only the P's owner writes schedtick (sysmon reads it), so a plain
+// increment will do, as in Go: no locked read-modify-write per switch.
+static void newslice(P* pp) {
+  auto& tick = pp->schedtick;
+  tick.store(tick.load(std::memory_order_relaxed) + 1,
+             std::memory_order_relaxed);
+}
+
 // gosched_m mirrors Go's gosched_m (proc.go:3382) / goschedImpl: back of the
 // global queue. When findRunnable would go straight to the global queue
 // (nothing in this P's queue, no timer on it, no stop of the world, an M
@@ -547,9 +556,7 @@ static G* gosched_m(G* gp) {
   }
   // From the global queue, a fresh slice: execute(next, true) will not count
   // it, so count it here.
-  auto& tick = pp->schedtick;
-  tick.store(tick.load(std::memory_order_relaxed) + 1,
-             std::memory_order_relaxed);
+  newslice(pp);
   return next;
 }
 
@@ -678,13 +685,7 @@ void execute(G* gp, bool inheritTime) {
   // starts a fresh slice (Go's execute (proc.go:2517) clears gp.preempt too).
   gp->preempt.store(false, std::memory_order_relaxed);  // stale now
   mp->p->runtick++;
-  if (!inheritTime) {
-    // Only the P's owner writes schedtick (sysmon reads it), so a plain
-    // increment will do, as in Go: no locked read-modify-write per switch.
-    auto& tick = mp->p->schedtick;
-    tick.store(tick.load(std::memory_order_relaxed) + 1,
-               std::memory_order_relaxed);
-  }
+  if (!inheritTime) newslice(mp->p);
   if (gp->ctx == nullptr) {
     if (gp->stack.base == nullptr && !stacktake(mp->p, &gp->stack) &&
         !stackalloc(&gp->stack, stackSizeSetting)) {

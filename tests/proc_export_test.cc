@@ -695,6 +695,14 @@ TEST_F(MutexStarvationTest, StaysForOldWaitersLeftByAWaiterThatWaitedLittle) {
   EXPECT_EQ(waiters, (std::vector<int>{3, 2, 1}));
 }
 
+// WaitForSysmonClock yields until sysmon has published its clock, which it
+// does at its first round with a P busy.
+void WaitForSysmonClock() {
+  while (sched.sysmonclock.now.load(std::memory_order_acquire) == 0) {
+    gort::Gosched();
+  }
+}
+
 // The dump's "N minutes" (Go's goroutineheader (traceback.go:1004)): park_m
 // stamps a goroutine with the time it parked (waitsince, from sysmon's clock:
 // parkstamp), and the dump counts whole minutes from it. The stamp is checked
@@ -703,10 +711,7 @@ TEST_F(MutexStarvationTest, StaysForOldWaitersLeftByAWaiterThatWaitedLittle) {
 TEST(WaitSinceTest, ParkedGoroutineIsStampedAndTheDumpCountsMinutes) {
   RunGuarded(
       [] {
-        // sysmon publishes at its first round with a P busy.
-        while (sched.sysmonclock.now.load(std::memory_order_acquire) == 0) {
-          gort::Gosched();
-        }
+        WaitForSysmonClock();
         auto c = gort::MakeChan<int>();
         G* parked = nullptr;
         std::int64_t before =
@@ -760,9 +765,7 @@ TEST(WaitSinceTest, ParkstampReadsTheRealClockOnlyWithoutSysmons) {
 TEST(WaitSinceTest, SysmonWithdrawsItsClockWhileItSleeps) {
   RunGuarded(
       [] {
-        while (sched.sysmonclock.now.load(std::memory_order_acquire) == 0) {
-          gort::Gosched();  // a clock to withdraw: sysmon runs with a P busy
-        }
+        WaitForSysmonClock();  // a clock to withdraw
         std::atomic<bool> done{false};
         std::int64_t clock = -1;
         std::thread watcher([&] {

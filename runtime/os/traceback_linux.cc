@@ -21,7 +21,6 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
-#include <time.h>
 #include <unistd.h>
 #include <unwind.h>
 
@@ -40,6 +39,7 @@
 #endif
 
 #include "os/cpuprof_os.h"
+#include "os/os.h"
 #include "os/traceback_os.h"
 
 #if defined(__x86_64__)
@@ -530,10 +530,7 @@ int symbolize1(std::uintptr_t pc, Symbol* out, int max) {
 #if defined(GORT_HAVE_LIBDW)
   static std::int64_t lastReport = 0;
   static Dwfl* dwfl = nullptr;
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-  std::int64_t now =
-      static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+  std::int64_t now = nanotime();
   if (dwfl == nullptr || now - lastReport > 1'000'000'000) {
     dwfl = session();
     lastReport = now;
