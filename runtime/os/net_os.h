@@ -19,6 +19,26 @@ inline constexpr int kErrNotSupported = -1003;  // no sockets on this OS
 inline constexpr int kErrPending = -1004;   // started; the poller reports it
 inline constexpr int kErrCanceled = -1005;  // an operation canceled by ioCancel
 
+// errstrOwn: the text of one of gort's own codes above, worded as in Go
+// where Go has that error; nullptr for an OS error code. Each OS's errstr
+// asks it first.
+inline const char* errstrOwn(int err) {
+  switch (err) {
+    case kErrAgain:
+      return "resource temporarily unavailable";
+    case kErrInProgress:
+      return "operation now in progress";
+    case kErrNoSuchHost:
+      return "no such host";
+    case kErrNotSupported:
+      return "not supported by gort on this OS yet";
+    case kErrCanceled:
+      return "operation was canceled";
+    default:
+      return nullptr;
+  }
+}
+
 // Address families.
 enum class Family { kInet4, kInet6, kUnix };
 

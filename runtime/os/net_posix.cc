@@ -35,18 +35,7 @@ int fdOf(std::intptr_t fd) { return static_cast<int>(fd); }
 }  // namespace
 
 std::string errstr(int err) {
-  switch (err) {
-    case kErrAgain:
-      return "resource temporarily unavailable";
-    case kErrInProgress:
-      return "operation now in progress";
-    case kErrNoSuchHost:
-      return "no such host";
-    case kErrNotSupported:
-      return "not supported by gort on this OS yet";
-    default:
-      break;
-  }
+  if (const char* own = errstrOwn(err)) return own;
   char buf[128];
   const char* s = strerror_r(err, buf, sizeof buf);  // GNU: returns the text
   std::string out = s != nullptr ? s : "errno " + std::to_string(err);

@@ -185,17 +185,8 @@ int newSocket(int family, SOCKET* s, bool dgram = false) {
 }  // namespace
 
 std::string errstr(int err) {
+  if (const char* own = errstrOwn(err)) return own;
   switch (err) {
-    case kErrAgain:
-      return "resource temporarily unavailable";
-    case kErrInProgress:
-      return "operation now in progress";
-    case kErrNoSuchHost:
-      return "no such host";
-    case kErrNotSupported:
-      return "not supported by gort on this OS yet";
-    case kErrCanceled:
-      return "operation was canceled";
     case WSAECONNREFUSED:
       return "connection refused";
     case WSAECONNRESET:
