@@ -99,14 +99,15 @@ int RunChild(const Config& config) {
             n = iters;
             return ns;
           });
-          std::snprintf(buf, sizeof(buf),
-                        "result n=%" PRId64 " ns=%" PRId64 " cpu-ns=%" PRId64
-                        " handoffs=%" PRId64 " sysmon-wakes=%" PRId64
-                        " steals=%" PRId64 " stolen=%" PRId64,
-                        n, ns, cpu, after.handoffs - before.handoffs,
-                        after.sysmon_wakes - before.sysmon_wakes,
-                        after.steals - before.steals,
-                        after.stolen - before.stolen);
+          std::snprintf(
+              buf, sizeof(buf),
+              "result n=%" PRId64 " ns=%" PRId64 " cpu-ns=%" PRId64
+              " handoffs=%" PRId64 " sysmon-wakes=%" PRId64 " steals=%" PRId64
+              " stolen=%" PRId64 " preempt-requests=%" PRId64,
+              n, ns, cpu, after.handoffs - before.handoffs,
+              after.sysmon_wakes - before.sysmon_wakes,
+              after.steals - before.steals, after.stolen - before.stolen,
+              after.preempt_requests - before.preempt_requests);
           result = buf;
         }
         std::snprintf(buf, sizeof(buf), " usleep=%s gomaxprocs=%d",

@@ -8,7 +8,9 @@
 # prints sysmon's wake-ups per op and the time per wake-up: each round trip
 # waits for sysmon to retake the P, so an op takes a whole number of sysmon
 # rounds, and the two columns say whether a mode costs more per round (work
-# on the path) or more rounds per op (docs/trace.md, "Cost").
+# on the path) or more rounds per op (docs/trace.md, "Cost"); and sysmon's
+# preemption requests per 1000 ops, each of which starts a fresh time slice
+# and so 10 ms of two-round ops.
 #
 # Usage: scripts/trace-cost.sh [ROUNDS] [BENCHTIME]   (default 10 20000x)
 # Needs build/default/benchmarks/gort-compare (scripts/test.sh builds it);
@@ -34,7 +36,8 @@ ping() {
     --benchtime="$benchtime" --usleep=highres 2>&1 |
     awk '$1 == "result" {
       for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
-      print v["ns-per-op"], v["sysmon-wakes"], v["n"]; exit }'
+      print v["ns-per-op"], v["sysmon-wakes"], v["n"], v["preempt-requests"]
+      exit }'
 }
 
 for r in $(seq "$rounds"); do
@@ -47,8 +50,9 @@ python3 - "$out/runs" <<'PY'
 import math, statistics, sys
 runs = {}  # mode -> round -> (ns/op, sysmon wakes/op)
 for line in open(sys.argv[1]):
-    r, mode, ns, wakes, n = line.split()
-    runs.setdefault(mode, {})[int(r)] = (float(ns), float(wakes) / float(n))
+    r, mode, ns, wakes, n, preempts = line.split()
+    runs.setdefault(mode, {})[int(r)] = (float(ns), float(wakes) / float(n),
+                                         float(preempts) * 1000 / float(n))
 def ci(xs):
     # Ranks of a distribution-free 95 % interval for the median.
     xs = sorted(xs); n = len(xs)
@@ -64,14 +68,16 @@ load = open("/proc/loadavg").read().split()[:3]
 print(f"ChanToSyscallPing, GOMAXPROCS 1, highres; {len(runs.get('off', {}))} rounds; "
       f"{cpu}; load average at end {' '.join(load)}")
 print(f"{'mode':6} {'median ns/op':>13} {'ratio to off':>13} {'95% CI':>17}"
-      f" {'wakes/op':>9} {'ns/wake ratio':>14} {'95% CI':>17}")
+      f" {'wakes/op':>9} {'ns/wake ratio':>14} {'95% CI':>17}"
+      f" {'preempts/1k ops':>16}")
 per_wake = lambda x: x[0] / x[1]
 for mode in ("off", "json", "go"):
     m = statistics.median(v[0] for v in runs[mode].values())
     w = statistics.median(v[1] for v in runs[mode].values())
+    p = statistics.median(v[2] for v in runs[mode].values())
     if mode == "off":
-        print(f"{mode:6} {m:13.0f} {'':31} {w:9.2f}")
+        print(f"{mode:6} {m:13.0f} {'':31} {w:9.2f} {'':32} {p:16.2f}")
         continue
     print(f"{mode:6} {m:13.0f} {ratio(mode, lambda x: x[0], 13)} {w:9.2f}"
-          f" {ratio(mode, per_wake, 14)}")
+          f" {ratio(mode, per_wake, 14)} {p:16.2f}")
 PY
