@@ -108,6 +108,13 @@ P* checkRunqsNoP() {
   return nullptr;
 }
 
+// rebecomeSpinning: mp, back from the poller or the timer sleep with a P,
+// spins again as it did before it gave its P up (Go's wasSpinning).
+void rebecomeSpinning(M* mp) {
+  becomeSpinning(mp);
+  traceSpinStart(kSpinSelf);
+}
+
 // sleepUntilTimer makes this P-less M the timer sleeper until pollUntil
 // (Go: netpoll(delay) in findRunnable). Returns a P to run with, or nullptr
 // (also when another M already sleeps for the timers).
@@ -247,6 +254,11 @@ G* findRunnable(bool* inheritTime) {
     }
     unlock(&sched.lock);
 
+    // Go's wasSpinning (proc.go:2768): an M that wakes from its wait for the
+    // poller or the next timer with a P spins again, so that when it finds
+    // work, resetspinning wakes an M for the Ps still idle, and for their
+    // timers (it may not get the P whose timer it slept for).
+    bool wasSpinning = mp->spinning;
     if (mp->spinning) {
       mp->spinning = false;
       if (sched.nmspinning.fetch_sub(1) - 1 < 0) {
@@ -270,11 +282,13 @@ G* findRunnable(bool* inheritTime) {
         *inheritTime = false;
         return polledG;
       }
+      if (wasSpinning) rebecomeSpinning(mp);
       continue;
     }
     if (polled == kBlockNoPoller && pollUntil != 0) {
       if (P* p2 = sleepUntilTimer(mp, pollUntil)) {
         acquirep(p2);
+        if (wasSpinning) rebecomeSpinning(mp);
         continue;
       }
     }

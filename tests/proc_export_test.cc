@@ -10,7 +10,9 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <functional>
+#include <map>
 #include <memory>
 #include <numeric>
 #include <random>
@@ -27,6 +29,7 @@
 #include "runnext.h"
 #include "runtime2.h"
 #include "sema.h"
+#include "trace.h"
 #include "watchdog.h"
 
 namespace gort::runtime {
@@ -863,6 +866,50 @@ TEST(ParkTest, ParkedSenderAndReceiverResumeInChansendAndChanrecv) {
         EXPECT_EQ(s.rfind("gort::internal::chansend", 0), 0u) << s;
       },
       Procs(1));
+}
+
+// ---------------------------------------------------------------------------
+// The timer sleeper (findRunnable without a poller).
+
+// An M that gave its P up while spinning and slept for the next timer spins
+// again when it wakes with a P (Go's wasSpinning, proc.go:2768), so that
+// finding work makes resetspinning wake an M for the Ps still idle. It may
+// not get the P whose timer it slept for (pidleget takes the last P idled),
+// and a busy M never looks at another P's timers while it finds work of its
+// own: lockosthread_test's goroutine locked in Sleep waited for good about
+// one run in 50. One P here: each Sleep of main makes its M spin, give the P
+// up and sleep for the timer, so each wake-up must spin before main starts.
+TEST(TimerSleeperTest, WakesSpinningAsItGaveUp) {
+  traceCapture cap;
+  traceCaptureForTest.store(&cap);
+  std::string path = ::testing::TempDir() + "gort_timer_sleeper.json";
+  RunGuarded(
+      [&] {
+        ASSERT_TRUE(gort::StartTrace(path, gort::TraceFormat::kChromeJSON));
+        for (int i = 0; i < 5; i++) gort::Sleep(std::chrono::milliseconds(1));
+        ASSERT_TRUE(gort::StopTrace());
+      },
+      Procs(1));
+  traceCaptureForTest.store(nullptr);
+  std::remove(path.c_str());
+  // Each M's records are in its order: after an M's MUnpark, does SpinStart
+  // or main's GoStart come first?
+  std::map<std::int32_t, bool> woke;
+  int starts = 0, spun = 0;
+  for (const traceRecord& r : cap.recs) {
+    if (r.ev == traceEv::MUnpark) {
+      woke[r.m] = true;
+    } else if (woke[r.m] && r.ev == traceEv::SpinStart) {
+      spun++;
+      starts++;
+      woke[r.m] = false;
+    } else if (woke[r.m] && r.ev == traceEv::GoStart && r.g == 1) {
+      starts++;
+      woke[r.m] = false;
+    }
+  }
+  EXPECT_GE(starts, 4) << "main's Ms did not sleep for its timers";
+  EXPECT_EQ(spun, starts) << "a woken timer sleeper started main unspun";
 }
 
 }  // namespace
