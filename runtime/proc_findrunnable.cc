@@ -16,7 +16,10 @@
 // (findRunnableBlock, netpoll.cc), once the Run's poller exists. Before the
 // first descriptor is registered there is no poller, and one M becomes the
 // "timer sleeper" instead: it sleeps on its note until the earliest timer,
-// and adding an earlier timer wakes it (wakeTimerSleeper).
+// and adding an earlier timer wakes it (wakeTimerSleeper). Back with a P,
+// either one spins again if it spun before (Go's wasSpinning): the P it
+// gets need not be the one whose timer it waited for, and only a spinning
+// M that finds work wakes another for the Ps still idle.
 #include "netpoll.h"
 #include "os/os.h"
 #include "panic.h"
