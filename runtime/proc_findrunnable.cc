@@ -17,9 +17,10 @@
 // first descriptor is registered there is no poller, and one M becomes the
 // "timer sleeper" instead: it sleeps on its note until the earliest timer,
 // and adding an earlier timer wakes it (wakeTimerSleeper). Back with a P,
-// either one spins again if it spun before (Go's wasSpinning): the P it
-// gets need not be the one whose timer it waited for, and only a spinning
-// M that finds work wakes another for the Ps still idle.
+// either one spins again if it spun before (as Go's findRunnable
+// (proc.go:2561) does after its netpoll): the P it gets need not be the one
+// whose timer it waited for, and only a spinning M that finds work wakes
+// another for the Ps still idle.
 #include "netpoll.h"
 #include "os/os.h"
 #include "panic.h"
@@ -112,7 +113,8 @@ P* checkRunqsNoP() {
 }
 
 // rebecomeSpinning: mp, back from the poller or the timer sleep with a P,
-// spins again as it did before it gave its P up (Go's wasSpinning).
+// spins again as it did before it gave its P up (Go's findRunnable
+// (proc.go:2561) keeps wasSpinning for that).
 void rebecomeSpinning(M* mp) {
   becomeSpinning(mp);
   traceSpinStart(kSpinSelf);
@@ -257,10 +259,11 @@ G* findRunnable(bool* inheritTime) {
     }
     unlock(&sched.lock);
 
-    // Go's wasSpinning (proc.go:2768): an M that wakes from its wait for the
-    // poller or the next timer with a P spins again, so that when it finds
-    // work, resetspinning wakes an M for the Ps still idle, and for their
-    // timers (it may not get the P whose timer it slept for).
+    // As Go's findRunnable (proc.go:2561) does with wasSpinning: an M that
+    // wakes from its wait for the poller or the next timer with a P spins
+    // again, so that when it finds work, resetspinning wakes an M for the
+    // Ps still idle, and for their timers (it may not get the P whose timer
+    // it slept for).
     bool wasSpinning = mp->spinning;
     if (mp->spinning) {
       mp->spinning = false;

@@ -872,7 +872,7 @@ TEST(ParkTest, ParkedSenderAndReceiverResumeInChansendAndChanrecv) {
 // The timer sleeper (findRunnable without a poller).
 
 // An M that gave its P up while spinning and slept for the next timer spins
-// again when it wakes with a P (Go's wasSpinning, proc.go:2768), so that
+// again when it wakes with a P (as Go's findRunnable does), so that
 // finding work makes resetspinning wake an M for the Ps still idle. It may
 // not get the P whose timer it slept for (pidleget takes the last P idled),
 // and a busy M never looks at another P's timers while it finds work of its
