@@ -48,7 +48,7 @@ done >"$out/runs"
 
 python3 - "$out/runs" <<'PY'
 import math, statistics, sys
-runs = {}  # mode -> round -> (ns/op, sysmon wakes/op)
+runs = {}  # mode -> round -> (ns/op, sysmon wakes/op, preempts/1000 ops)
 for line in open(sys.argv[1]):
     r, mode, ns, wakes, n, preempts = line.split()
     runs.setdefault(mode, {})[int(r)] = (float(ns), float(wakes) / float(n),
