@@ -17,10 +17,10 @@
 // first descriptor is registered there is no poller, and one M becomes the
 // "timer sleeper" instead: it sleeps on its note until the earliest timer,
 // and adding an earlier timer wakes it (wakeTimerSleeper). Back with a P,
-// either one spins again if it spun before (as Go's findRunnable
-// (proc.go:2561) does after its netpoll): the P it gets need not be the one
-// whose timer it waited for, and only a spinning M that finds work wakes
-// another for the Ps still idle.
+// the M from the poller spins again if it spun before (as Go's findRunnable
+// (proc.go:2561) does after its netpoll), and the timer sleeper always
+// does: the P it gets need not be the one whose timer it waited for, and
+// only a spinning M that finds work wakes another for the Ps still idle.
 #include "netpoll.h"
 #include "os/os.h"
 #include "panic.h"
@@ -294,7 +294,10 @@ G* findRunnable(bool* inheritTime) {
     if (polled == kBlockNoPoller && pollUntil != 0) {
       if (P* p2 = sleepUntilTimer(mp, pollUntil)) {
         acquirep(p2);
-        if (wasSpinning) rebecomeSpinning(mp);
+        // Whether or not it spun before (gort's own; the poller's path above
+        // is Go's): the sleeper watched every P's timers, perhaps as the
+        // last M to, and spinning hands that watch on.
+        rebecomeSpinning(mp);  // hands the timers on
         continue;
       }
     }

@@ -871,15 +871,14 @@ TEST(ParkTest, ParkedSenderAndReceiverResumeInChansendAndChanrecv) {
 // ---------------------------------------------------------------------------
 // The timer sleeper (findRunnable without a poller).
 
-// An M that gave its P up while spinning and slept for the next timer spins
-// again when it wakes with a P (as Go's findRunnable does), so that
-// finding work makes resetspinning wake an M for the Ps still idle. It may
-// not get the P whose timer it slept for (pidleget takes the last P idled),
-// and a busy M never looks at another P's timers while it finds work of its
-// own: lockosthread_test's goroutine locked in Sleep waited for good about
-// one run in 50. One P here: each Sleep of main makes its M spin, give the P
-// up and sleep for the timer, so each wake-up must spin before main starts.
-TEST(TimerSleeperTest, WakesSpinningAsItGaveUp) {
+// The timer sleeper spins when it wakes with a P, so that finding work
+// makes resetspinning wake an M for the Ps still idle. It may not get the P
+// whose timer it slept for (pidleget takes the last P idled), and a busy M
+// never looks at another P's timers while it finds work of its own:
+// lockosthread_test's goroutine locked in Sleep waited for good about one
+// run in 60. One P here: each Sleep of main makes its M give the P up and
+// sleep for the timer, so each wake-up must spin before main starts.
+TEST(TimerSleeperTest, WakesSpinning) {
   traceCapture cap;
   traceCaptureForTest.store(&cap);
   std::string path = ::testing::TempDir() + "gort_timer_sleeper.json";
