@@ -478,12 +478,19 @@ TEST(ExecuteTest, ClearsAStaleYieldRequest) {
 // a pretend spinning M makes the M that parks main look without spinning,
 // so only needspinning can make it spin. A sleep can end before the M
 // gets as far as dropping its P (under qemu), so main sleeps until one did.
+// The timer sleeper spins when it wakes too (TimerSleeperTest), which also
+// clears needspinning, so the trace says which came first: the M's spin
+// must come before it parks for the timer.
 TEST(WakepTest, NoIdlePAsksTheNextMThatDropsAPToSpin) {
   std::uint32_t afterWakep = 0;
   std::int32_t spinningAfterWakep = -1;
   std::uint32_t afterPark = 1;
+  traceCapture cap;
+  traceCaptureForTest.store(&cap);
+  std::string path = ::testing::TempDir() + "gort_needspinning.json";
   RunGuarded(
       [&] {
+        ASSERT_TRUE(gort::StartTrace(path, gort::TraceFormat::kChromeJSON));
         wakep();
         afterWakep = sched.needspinning.load();
         spinningAfterWakep = sched.nmspinning.load();
@@ -494,11 +501,29 @@ TEST(WakepTest, NoIdlePAsksTheNextMThatDropsAPToSpin) {
         afterPark = sched.needspinning.load();
         sched.nmspinning.fetch_sub(1);
         sched.needspinning.store(0);
+        ASSERT_TRUE(gort::StopTrace());
       },
       Procs(1));
+  traceCaptureForTest.store(nullptr);
+  std::remove(path.c_str());
   EXPECT_EQ(afterWakep, 1u) << "wakep found no P and asked nobody to spin";
   EXPECT_EQ(spinningAfterWakep, 0) << "wakep kept a spinning slot it can't use";
   EXPECT_EQ(afterPark, 0u) << "the M that dropped its P did not spin for it";
+  // Main's M, in its order: after main blocks, did a SpinStart come before
+  // the first MPark?
+  std::map<std::int32_t, int> st;  // 1: main blocked, 2: and the M spun
+  int firstPark = 0;               // 1: unspun, 2: spun
+  for (const traceRecord& r : cap.recs) {
+    if (r.ev == traceEv::GoBlock && r.g == 1) {
+      st[r.m] = 1;
+    } else if (st[r.m] == 1 && r.ev == traceEv::SpinStart) {
+      st[r.m] = 2;
+    } else if (st[r.m] != 0 && r.ev == traceEv::MPark && firstPark == 0) {
+      firstPark = st[r.m];
+    }
+  }
+  EXPECT_EQ(firstPark, 2) << "main's M parked before it spun for needspinning"
+                          << " (0: it never parked)";
 }
 
 // ---------------------------------------------------------------------------
