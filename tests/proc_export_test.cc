@@ -509,21 +509,22 @@ TEST(WakepTest, NoIdlePAsksTheNextMThatDropsAPToSpin) {
   EXPECT_EQ(afterWakep, 1u) << "wakep found no P and asked nobody to spin";
   EXPECT_EQ(spinningAfterWakep, 0) << "wakep kept a spinning slot it can't use";
   EXPECT_EQ(afterPark, 0u) << "the M that dropped its P did not spin for it";
-  // Main's M, in its order: after main blocks, did a SpinStart come before
-  // the first MPark?
-  std::map<std::int32_t, int> st;  // 1: main blocked, 2: and the M spun
-  int firstPark = 0;               // 1: unspun, 2: spun
+  // Main's M, in its order: after main blocks, which comes first, a
+  // SpinStart or an MPark? (Spinning, it may find main's timer due and
+  // never park: a slow machine.)
+  std::map<std::int32_t, bool> blocked;
+  int first = 0;  // 1: MPark, 2: SpinStart
   for (const traceRecord& r : cap.recs) {
     if (r.ev == traceEv::GoBlock && r.g == 1) {
-      st[r.m] = 1;
-    } else if (st[r.m] == 1 && r.ev == traceEv::SpinStart) {
-      st[r.m] = 2;
-    } else if (st[r.m] != 0 && r.ev == traceEv::MPark && firstPark == 0) {
-      firstPark = st[r.m];
+      blocked[r.m] = true;
+    } else if (blocked[r.m] && first == 0 && r.ev == traceEv::SpinStart) {
+      first = 2;
+    } else if (blocked[r.m] && first == 0 && r.ev == traceEv::MPark) {
+      first = 1;
     }
   }
-  EXPECT_EQ(firstPark, 2) << "main's M parked before it spun for needspinning"
-                          << " (0: it never parked)";
+  EXPECT_EQ(first, 2) << "main's M parked before it spun for needspinning"
+                      << " (0: it neither spun nor parked)";
 }
 
 // ---------------------------------------------------------------------------
