@@ -472,6 +472,26 @@ TEST(ExecuteTest, ClearsAStaleYieldRequest) {
   EXPECT_FALSE(after);
 }
 
+// TracedAtOneP runs body in a Run at GOMAXPROCS 1 under a JSON trace (in
+// the temporary file name) and returns what StopTrace captured: every M's
+// records, each M's in its order.
+traceCapture TracedAtOneP(const std::string& name,
+                          const std::function<void()>& body) {
+  traceCapture cap;
+  traceCaptureForTest.store(&cap);
+  std::string path = ::testing::TempDir() + name;
+  RunGuarded(
+      [&] {
+        ASSERT_TRUE(gort::StartTrace(path, gort::TraceFormat::kChromeJSON));
+        body();
+        ASSERT_TRUE(gort::StopTrace());
+      },
+      Procs(1));
+  traceCaptureForTest.store(nullptr);
+  std::remove(path.c_str());
+  return cap;
+}
+
 // wakep with no idle P cannot start anyone; it leaves sched.needspinning for
 // the M that next drops a P, which must spin instead of parking (Go 1.20's
 // fix of the lost wakeup). One P: while main runs there is no idle P, and
@@ -485,27 +505,18 @@ TEST(WakepTest, NoIdlePAsksTheNextMThatDropsAPToSpin) {
   std::uint32_t afterWakep = 0;
   std::int32_t spinningAfterWakep = -1;
   std::uint32_t afterPark = 1;
-  traceCapture cap;
-  traceCaptureForTest.store(&cap);
-  std::string path = ::testing::TempDir() + "gort_needspinning.json";
-  RunGuarded(
-      [&] {
-        ASSERT_TRUE(gort::StartTrace(path, gort::TraceFormat::kChromeJSON));
-        wakep();
-        afterWakep = sched.needspinning.load();
-        spinningAfterWakep = sched.nmspinning.load();
-        sched.nmspinning.fetch_add(1);  // someone else is spinning
-        for (int i = 0; i < 200 && sched.needspinning.load() == 1; i++) {
-          gort::Sleep(std::chrono::milliseconds(1));
-        }
-        afterPark = sched.needspinning.load();
-        sched.nmspinning.fetch_sub(1);
-        sched.needspinning.store(0);
-        ASSERT_TRUE(gort::StopTrace());
-      },
-      Procs(1));
-  traceCaptureForTest.store(nullptr);
-  std::remove(path.c_str());
+  traceCapture cap = TracedAtOneP("gort_needspinning.json", [&] {
+    wakep();
+    afterWakep = sched.needspinning.load();
+    spinningAfterWakep = sched.nmspinning.load();
+    sched.nmspinning.fetch_add(1);  // someone else is spinning
+    for (int i = 0; i < 200 && sched.needspinning.load() == 1; i++) {
+      gort::Sleep(std::chrono::milliseconds(1));
+    }
+    afterPark = sched.needspinning.load();
+    sched.nmspinning.fetch_sub(1);
+    sched.needspinning.store(0);
+  });
   EXPECT_EQ(afterWakep, 1u) << "wakep found no P and asked nobody to spin";
   EXPECT_EQ(spinningAfterWakep, 0) << "wakep kept a spinning slot it can't use";
   EXPECT_EQ(afterPark, 0u) << "the M that dropped its P did not spin for it";
@@ -905,18 +916,9 @@ TEST(ParkTest, ParkedSenderAndReceiverResumeInChansendAndChanrecv) {
 // run in 60. One P here: a Sleep of main makes its M give the P up and
 // sleep for the timer, so each wake-up must spin before main starts.
 TEST(TimerSleeperTest, WakesSpinning) {
-  traceCapture cap;
-  traceCaptureForTest.store(&cap);
-  std::string path = ::testing::TempDir() + "gort_timer_sleeper.json";
-  RunGuarded(
-      [&] {
-        ASSERT_TRUE(gort::StartTrace(path, gort::TraceFormat::kChromeJSON));
-        for (int i = 0; i < 10; i++) gort::Sleep(std::chrono::milliseconds(2));
-        ASSERT_TRUE(gort::StopTrace());
-      },
-      Procs(1));
-  traceCaptureForTest.store(nullptr);
-  std::remove(path.c_str());
+  traceCapture cap = TracedAtOneP("gort_timer_sleeper.json", [] {
+    for (int i = 0; i < 10; i++) gort::Sleep(std::chrono::milliseconds(2));
+  });
   // Each M's records are in its order: after an M's MUnpark, does SpinStart
   // or main's GoStart come first?
   std::map<std::int32_t, bool> woke;
