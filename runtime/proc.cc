@@ -54,14 +54,18 @@ std::uint32_t readgstatus(G* gp) {
   return gp->atomicstatus.load(std::memory_order_acquire);
 }
 
-// casgstatus mirrors Go's casgstatus (proc.go:963) (no _Gscan bits: gort has no
-// GC).
+// casgstatus mirrors Go's casgstatus (proc.go:963) as a load and a store: Go's
+// compare-and-swap is there for the GC's _Gscan bit, set by other threads;
+// gort has no GC, and each change is made by the one thread the protocol
+// hands the G to (its M parks it, one readier readies it, one execute runs
+// it), so nothing can change the status between the two. The check still
+// throws on a wrong incoming status; the store releases what the changer
+// wrote (a parked G's saved context, for a dump or the next execute).
 void casgstatus(G* gp, std::uint32_t oldval, std::uint32_t newval) {
-  std::uint32_t cur = oldval;
-  if (!gp->atomicstatus.compare_exchange_strong(cur, newval,
-                                                std::memory_order_acq_rel)) {
+  if (gp->atomicstatus.load(std::memory_order_acquire) != oldval) {
     throw_("casgstatus: bad incoming values");
   }
+  gp->atomicstatus.store(newval, std::memory_order_release);
 }
 
 // fastrand mirrors Go's fastrand (stubs.go:127) (wyrand on the M's state).
