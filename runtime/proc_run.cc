@@ -142,6 +142,7 @@ void schedinit(const Options& o) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   initFaultHandler();
   initQuitHandler();
   initTerminateHandler();
+  executeFenceInit();
   parsedebugvars();
   os::stackUseGuardRegions(debug.guardregions > 0);
   traceStartRun();

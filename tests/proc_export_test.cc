@@ -26,10 +26,12 @@
 #include "os/os.h"
 #include "os/traceback_os.h"
 #include "proc.h"
+#include "race.h"
 #include "runnext.h"
 #include "runtime2.h"
 #include "sema.h"
 #include "trace.h"
+#include "traceback.h"
 #include "watchdog.h"
 
 namespace gort::runtime {
@@ -470,6 +472,36 @@ TEST(ExecuteTest, ClearsAStaleYieldRequest) {
       },
       Procs(1));
   EXPECT_FALSE(after);
+}
+
+// Where the OS can fence other threads, execute's half of its handshake
+// with a goroutine dump is a plain store and load (no locked instruction on
+// the switch path), and then every dump must fence the running threads
+// between setting dumpFreezing and reading their flags; without that, a dump
+// could walk a goroutine that an M has just started running.
+TEST(ExecuteTest, DumpFencesTheThreadsWhenExecuteIsLight) {
+  bool light = false;
+  std::int64_t before = 0;
+  std::int64_t after = 0;
+  RunGuarded(
+      [&] {
+        light = executeFenceLight.load(std::memory_order_relaxed);
+        before = os::processFences();
+        std::string dump = gort::Stack(true);
+        after = os::processFences();
+        EXPECT_EQ(dump.rfind("goroutine ", 0), 0u);
+      },
+      Procs(2));
+#if defined(GORT_TSAN)
+  EXPECT_FALSE(light);  // TSan cannot see another thread's fence
+#else
+  EXPECT_EQ(light, os::processFenceInit());
+#endif
+  if (light) {
+    EXPECT_GT(after, before);
+  } else {
+    EXPECT_EQ(after, before);
+  }
 }
 
 // TracedAtOneP runs body in a Run at GOMAXPROCS 1 under a JSON trace (in

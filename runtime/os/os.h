@@ -52,6 +52,18 @@ inline std::int64_t cputicks() {
   return nanotime();
 #endif
 }
+// processFenceInit: readies processFence; true if this OS has it (Linux's
+// membarrier with MEMBARRIER_CMD_PRIVATE_EXPEDITED, 4.14 and later), in
+// which case a thread may pair a plain store and load with another thread's
+// processFence instead of paying a full fence itself. Idempotent.
+bool processFenceInit();
+// processFence: a full memory barrier on every thread of the process that is
+// running now (threads switched out passed one when they were); only after
+// processFenceInit returned true. Go has no twin: gort's own (execute's
+// handshake with a goroutine dump, runtime/traceback.h).
+void processFence();
+// processFences: how many processFence calls this process made (tests).
+std::int64_t processFences();
 // getproccount: CPUs this process may run on (Go's getproccount
 // (os_linux.go:97)).
 int getproccount();

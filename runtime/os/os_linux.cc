@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
+#include <linux/membarrier.h>
 #if defined(__GLIBC__)
 #include <malloc.h>  // malloc_trim
 #endif
@@ -53,6 +54,39 @@ void futexsleep(std::uint32_t* addr, std::uint32_t val, std::int64_t ns) {
 // futexwakeup mirrors Go's futexwakeup (os_linux.go:81).
 void futexwakeup(std::uint32_t* addr, std::uint32_t cnt) {
   gort_futex(addr, FUTEX_WAKE_PRIVATE, cnt, nullptr, nullptr, 0);
+}
+
+namespace {
+std::atomic<int> fenceState{0};  // 0 not asked yet, 1 available, -1 not
+std::atomic<std::int64_t> fenceCalls{0};
+
+long membarrier(int cmd) { return syscall(SYS_membarrier, cmd, 0, 0); }
+}  // namespace
+
+bool processFenceInit() {
+  int st = fenceState.load(std::memory_order_acquire);
+  if (st != 0) return st > 0;
+  long cmds = membarrier(MEMBARRIER_CMD_QUERY);
+  bool ok = cmds > 0 && (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0 &&
+            membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0 &&
+            membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0;
+  fenceState.store(ok ? 1 : -1, std::memory_order_release);
+  return ok;
+}
+
+void processFence() {
+  fenceCalls.fetch_add(1, std::memory_order_relaxed);
+  // Registered and tried once by processFenceInit: a failure now would leave
+  // the plain stores it stands for unordered, so it is fatal.
+  if (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0) {
+    static const char msg[] = "fatal error: membarrier failed\n";
+    writeErr(msg, sizeof msg - 1);
+    crash();
+  }
+}
+
+std::int64_t processFences() {
+  return fenceCalls.load(std::memory_order_relaxed);
 }
 
 std::int64_t nanotime() {
