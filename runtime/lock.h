@@ -12,11 +12,18 @@
 
 namespace gort::runtime {
 
-// mutex: Go's runtime mutex: 0 unlocked, 1 locked, 2 locked with sleepers.
+// mutex: Go's runtime mutex: 0 unlocked, 1 locked, 2 locked with sleepers;
+// where the OS can fence other threads (lockLight) 0 or 1, the sleepers
+// counted in waiters instead (lock_futex.cc).
 class ABSL_LOCKABLE mutex {
  public:
   std::atomic<std::uint32_t> key{0};
+  std::atomic<std::uint32_t> waiters{0};  // threads that may sleep (lockLight)
 };
+
+// lockLight: whether unlock is a plain store and a load (the sleepers pay a
+// process-wide fence instead); fixed before main.
+extern const bool lockLight;
 
 // lock acquires l, spinning briefly, then sleeping on a futex (Go's lock2
 // (lock_futex.go:51)).

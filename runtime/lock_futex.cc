@@ -6,12 +6,39 @@
 // instructions, then with thread yields, then marks the key 2 and sleeps;
 // unlock swaps in 0 and wakes a sleeper only if the key was 2.
 //
+// Where the OS can fence every thread of the process (os::processFence:
+// Linux's membarrier), gort's own variant: unlock is a plain store of 0 and a
+// load of the mutex's waiters count, no locked instruction, so a channel
+// operation takes one (the lock's exchange) where Go takes two. The two
+// halves of that unlock can be reordered by the processor (a store, then a
+// load of another word), so a thread about to sleep counts itself in
+// waiters and then fences every running thread before it looks at the key
+// again: an unlock whose store it does not see after the fence will see the
+// count and wake it. The key stays 0 or 1. The fence, a system call with
+// inter-processor interrupts, is paid once per contended lock that gives up
+// spinning, which is rare: the spinning phases are Go's.
+//
 // A note's key is 0 until notewakeup stores 1; notesleep waits for that.
 #include "lock.h"
 #include "os/os.h"
 #include "panic.h"
+#include "race.h"
 
 namespace gort::runtime {
+
+namespace {
+bool initLockLight() {
+#if defined(GORT_TSAN)
+  return false;  // ThreadSanitizer cannot see the order the fence gives
+#else
+  return os::processFenceInit();
+#endif
+}
+}  // namespace
+
+// Before main, while there is one thread: no mutex can have a sleeper when
+// it changes (an unlock still handles a key of 2 left from before).
+const bool lockLight = initLockLight();
 
 namespace {
 constexpr std::uint32_t kUnlocked = 0;
@@ -35,12 +62,37 @@ bool grabUnlocked(mutex* l, std::uint32_t wait) {
   }
   return false;
 }
+
+// lockSlowLight: lock's contended path under lockLight (gort's own): Go's
+// spinning, then count this thread in waiters, fence every running thread so
+// an unlock either shows its store to the key now or sees the count later,
+// and sleep while the key is 1.
+void lockSlowLight(mutex* l) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  for (int i = 0; i < kActiveSpin; i++) {
+    if (grabUnlocked(l, kLocked)) return;
+    os::procyield(kActiveSpinCount);
+  }
+  for (int i = 0; i < kPassiveSpin; i++) {
+    if (grabUnlocked(l, kLocked)) return;
+    os::osyield();
+  }
+  l->waiters.fetch_add(1, std::memory_order_seq_cst);
+  os::processFence();
+  while (l->key.exchange(kLocked, std::memory_order_acquire) != kUnlocked) {
+    os::futexsleep(futexAddr(&l->key), kLocked, -1);
+  }
+  l->waiters.fetch_sub(1, std::memory_order_relaxed);
+}
 }  // namespace
 
 // lock mirrors Go's lock2 (lock_futex.go:51).
 void lock(mutex* l) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   std::uint32_t v = l->key.exchange(kLocked, std::memory_order_acquire);
   if (v == kUnlocked) return;
+  if (lockLight && v == kLocked) {
+    lockSlowLight(l);
+    return;
+  }
   // wait is what we store once we get it: if someone slept, keep 2 so the
   // eventual unlock wakes them.
   std::uint32_t wait = v;
@@ -60,8 +112,17 @@ void lock(mutex* l) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   }
 }
 
-// unlock mirrors Go's unlock2 (lock_futex.go:115).
+// unlock mirrors Go's unlock2 (lock_futex.go:115); under lockLight a store
+// and a load (lockSlowLight's fence orders them for a sleeper).
 void unlock(mutex* l) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  if (lockLight && l->key.load(std::memory_order_relaxed) == kLocked) {
+    l->key.store(kUnlocked, std::memory_order_release);
+    std::atomic_signal_fence(std::memory_order_seq_cst);  // keep the order
+    if (l->waiters.load(std::memory_order_relaxed) != 0) {
+      os::futexwakeup(futexAddr(&l->key), 1);
+    }
+    return;
+  }
   std::uint32_t v = l->key.exchange(kUnlocked, std::memory_order_release);
   if (v == kUnlocked) throw_("unlock of unlocked lock");
   if (v == kSleeping) os::futexwakeup(futexAddr(&l->key), 1);

@@ -504,6 +504,72 @@ TEST(ExecuteTest, DumpFencesTheThreadsWhenExecuteIsLight) {
   }
 }
 
+// waitFor polls cond until it holds or 20 s pass; whether it held.
+bool waitFor(const std::function<bool()>& cond) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!cond()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
+
+// A thread that finds a runtime mutex held past its spinning goes to sleep
+// on the futex, and the unlock must wake it. Under lockLight (unlock a plain
+// store and a load) the sleeper counts itself in waiters and fences every
+// running thread first; elsewhere it marks the key 2, as Go's lock2 does.
+TEST(LockTest, ContendedLockSleepsAndTheUnlockWakesIt) {
+  auto* mu = new mutex;  // leaked if the sleeper is never woken
+  lock(mu);
+  std::int64_t fences = os::processFences();
+  std::atomic<bool> held{false};
+  std::thread t([&] {
+    lock(mu);
+    held.store(true);
+    unlock(mu);
+  });
+  ASSERT_TRUE(waitFor([&] {
+    return lockLight ? mu->waiters.load() == 1 : mu->key.load() == 2;
+  }));
+  unlock(mu);
+  if (!waitFor([&] { return held.load(); })) {
+    t.detach();
+    FAIL() << "the sleeper was never woken";
+  }
+  t.join();
+  if (lockLight) {
+    EXPECT_GT(os::processFences(), fences);
+    EXPECT_EQ(mu->waiters.load(), 0u);
+  }
+  EXPECT_EQ(mu->key.load(), 0u);
+  delete mu;
+}
+
+// Threads taking one runtime mutex in turn, sometimes yielding their CPU
+// while they hold it (so that the others give up spinning and sleep), lose
+// no increment and no wake-up.
+TEST(LockTest, ThreadsThatSleepOnAMutexAllGetIt) {
+  mutex mu;
+  std::int64_t count = 0;
+  constexpr int kThreads = 4;
+  constexpr int kIters = 20000;
+  std::vector<std::thread> ts;
+  for (int i = 0; i < kThreads; i++) {
+    ts.emplace_back([&] {
+      for (int j = 0; j < kIters; j++) {
+        lock(&mu);
+        count++;
+        if (j % 64 == 0) std::this_thread::yield();
+        unlock(&mu);
+      }
+    });
+  }
+  for (auto& t : ts) t.join();
+  EXPECT_EQ(count, std::int64_t{kThreads} * kIters);
+  EXPECT_EQ(mu.key.load(), 0u);
+  EXPECT_EQ(mu.waiters.load(), 0u);
+}
+
 // TracedAtOneP runs body in a Run at GOMAXPROCS 1 under a JSON trace (in
 // the temporary file name) and returns what StopTrace captured: every M's
 // records, each M's in its order.
