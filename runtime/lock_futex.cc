@@ -77,7 +77,7 @@ void lockSlowLight(mutex* l) ABSL_NO_THREAD_SAFETY_ANALYSIS {
     os::osyield();
   }
   l->waiters.fetch_add(1, std::memory_order_seq_cst);
-  os::processFence();
+  os::processFence(os::FenceFor::kLock);
   while (l->key.exchange(kLocked, std::memory_order_acquire) != kUnlocked) {
     os::futexsleep(futexAddr(&l->key), kLocked, -1);
   }

@@ -338,7 +338,9 @@ void release(mutex* l, bool held) ABSL_NO_THREAD_SAFETY_ANALYSIS {
 void freezetheworld(LockMode mode) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   dumpFreezing.store(true, std::memory_order_seq_cst);
   // execute's half was a plain store and load: order them for it.
-  if (executeFenceLight.load(std::memory_order_relaxed)) os::processFence();
+  if (executeFenceLight.load(std::memory_order_relaxed)) {
+    os::processFence(os::FenceFor::kDump);
+  }
   G* g = getg();
   M* self = g != nullptr ? g->m : nullptr;
   bool held = acquire(&sched.lock, mode);

@@ -486,9 +486,9 @@ TEST(ExecuteTest, DumpFencesTheThreadsWhenExecuteIsLight) {
   RunGuarded(
       [&] {
         light = executeFenceLight.load(std::memory_order_relaxed);
-        before = os::processFences();
+        before = os::processFences(os::FenceFor::kDump);
         std::string dump = gort::Stack(true);
-        after = os::processFences();
+        after = os::processFences(os::FenceFor::kDump);
         EXPECT_EQ(dump.rfind("goroutine ", 0), 0u);
       },
       Procs(2));
@@ -521,7 +521,7 @@ bool waitFor(const std::function<bool()>& cond) {
 TEST(LockTest, ContendedLockSleepsAndTheUnlockWakesIt) {
   auto* mu = new mutex;  // leaked if the sleeper is never woken
   lock(mu);
-  std::int64_t fences = os::processFences();
+  std::int64_t fences = os::processFences(os::FenceFor::kLock);
   std::atomic<bool> held{false};
   std::thread t([&] {
     lock(mu);
@@ -538,7 +538,7 @@ TEST(LockTest, ContendedLockSleepsAndTheUnlockWakesIt) {
   }
   t.join();
   if (lockLight) {
-    EXPECT_GT(os::processFences(), fences);
+    EXPECT_GT(os::processFences(os::FenceFor::kLock), fences);
     EXPECT_EQ(mu->waiters.load(), 0u);
   }
   EXPECT_EQ(mu->key.load(), 0u);

@@ -57,13 +57,16 @@ inline std::int64_t cputicks() {
 // which case a thread may pair a plain store and load with another thread's
 // processFence instead of paying a full fence itself. Idempotent.
 bool processFenceInit();
+// Who asks for a processFence (each is counted apart, for tests).
+enum class FenceFor { kDump, kLock };
 // processFence: a full memory barrier on every thread of the process that is
 // running now (threads switched out passed one when they were); only after
 // processFenceInit returned true. Go has no twin: gort's own (execute's
-// handshake with a goroutine dump, runtime/traceback.h).
-void processFence();
-// processFences: how many processFence calls this process made (tests).
-std::int64_t processFences();
+// handshake with a goroutine dump, runtime/traceback.h; a mutex's sleepers,
+// runtime/lock_futex.cc).
+void processFence(FenceFor who);
+// processFences: how many processFence calls for who this process made.
+std::int64_t processFences(FenceFor who);
 // getproccount: CPUs this process may run on (Go's getproccount
 // (os_linux.go:97)).
 int getproccount();

@@ -58,7 +58,7 @@ void futexwakeup(std::uint32_t* addr, std::uint32_t cnt) {
 
 namespace {
 std::atomic<int> fenceState{0};  // 0 not asked yet, 1 available, -1 not
-std::atomic<std::int64_t> fenceCalls{0};
+std::atomic<std::int64_t> fenceCalls[2] = {};
 
 long membarrier(int cmd) { return syscall(SYS_membarrier, cmd, 0, 0); }
 }  // namespace
@@ -74,8 +74,8 @@ bool processFenceInit() {
   return ok;
 }
 
-void processFence() {
-  fenceCalls.fetch_add(1, std::memory_order_relaxed);
+void processFence(FenceFor who) {
+  fenceCalls[static_cast<int>(who)].fetch_add(1, std::memory_order_relaxed);
   // Registered and tried once by processFenceInit: a failure now would leave
   // the plain stores it stands for unordered, so it is fatal.
   if (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0) {
@@ -85,8 +85,8 @@ void processFence() {
   }
 }
 
-std::int64_t processFences() {
-  return fenceCalls.load(std::memory_order_relaxed);
+std::int64_t processFences(FenceFor who) {
+  return fenceCalls[static_cast<int>(who)].load(std::memory_order_relaxed);
 }
 
 std::int64_t nanotime() {

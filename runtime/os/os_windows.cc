@@ -545,9 +545,9 @@ std::int64_t nanotime() {
 // be the heavy side; Wine's is untested here), so execute keeps its full fence.
 bool processFenceInit() { return false; }
 
-void processFence() {}
+void processFence(FenceFor) {}
 
-std::int64_t processFences() { return 0; }
+std::int64_t processFences(FenceFor) { return 0; }
 
 int getproccount() {
   DWORD_PTR proc = 0, sys = 0;
