@@ -63,19 +63,27 @@ bool grabUnlocked(mutex* l, std::uint32_t wait) {
   return false;
 }
 
+// spinFor: the spinning of Go's lock2 (lock_futex.go:51) before it sleeps:
+// pause instructions, then thread yields; true once l is taken (storing
+// wait).
+bool spinFor(mutex* l, std::uint32_t wait) {
+  for (int i = 0; i < kActiveSpin; i++) {
+    if (grabUnlocked(l, wait)) return true;
+    os::procyield(kActiveSpinCount);
+  }
+  for (int i = 0; i < kPassiveSpin; i++) {
+    if (grabUnlocked(l, wait)) return true;
+    os::osyield();
+  }
+  return false;
+}
+
 // lockSlowLight: lock's contended path under lockLight (gort's own): Go's
 // spinning, then count this thread in waiters, fence every running thread so
 // an unlock either shows its store to the key now or sees the count later,
 // and sleep while the key is 1.
 void lockSlowLight(mutex* l) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-  for (int i = 0; i < kActiveSpin; i++) {
-    if (grabUnlocked(l, kLocked)) return;
-    os::procyield(kActiveSpinCount);
-  }
-  for (int i = 0; i < kPassiveSpin; i++) {
-    if (grabUnlocked(l, kLocked)) return;
-    os::osyield();
-  }
+  if (spinFor(l, kLocked)) return;
   l->waiters.fetch_add(1, std::memory_order_seq_cst);
   os::processFence(os::FenceFor::kLock);
   while (l->key.exchange(kLocked, std::memory_order_acquire) != kUnlocked) {
@@ -97,14 +105,7 @@ void lock(mutex* l) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   // eventual unlock wakes them.
   std::uint32_t wait = v;
   for (;;) {
-    for (int i = 0; i < kActiveSpin; i++) {
-      if (grabUnlocked(l, wait)) return;
-      os::procyield(kActiveSpinCount);
-    }
-    for (int i = 0; i < kPassiveSpin; i++) {
-      if (grabUnlocked(l, wait)) return;
-      os::osyield();
-    }
+    if (spinFor(l, wait)) return;
     v = l->key.exchange(kSleeping, std::memory_order_acquire);
     if (v == kUnlocked) return;
     wait = kSleeping;
