@@ -76,8 +76,9 @@ bool processFenceInit() {
 
 void processFence(FenceFor who) {
   fenceCalls[static_cast<int>(who)].fetch_add(1, std::memory_order_relaxed);
-  // Registered and tried once by processFenceInit: a failure now would leave
-  // the plain stores it stands for unordered, so it is fatal.
+  // Registered and tried once by processFenceInit (a child of fork inherits
+  // the registration): a failure now would leave the plain stores it stands
+  // for unordered, so it is fatal.
   if (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0) {
     static const char msg[] = "fatal error: membarrier failed\n";
     writeErr(msg, sizeof msg - 1);
