@@ -170,6 +170,34 @@ TEST(LockOSThreadTest, BlockingSyscallKeepsTheThread) {
       Procs(2));
 }
 
+TEST(LockOSThreadTest, YieldingGoroutineHandsAWiredOneToItsThread) {
+  // One P: a goroutine wired to its thread comes back from a syscall long
+  // enough for sysmon to retake the P, finds the P running a goroutine that
+  // keeps yielding, and waits on the global queue. That goroutine's next
+  // Gosched takes it off the queue itself (gosched_m's single lock hold)
+  // and must hand it to its own thread, not run it.
+  RunGuarded(
+      [] {
+        std::atomic<bool> stop{false};
+        gort::WaitGroup wg;
+        wg.Add(1);
+        gort::Go([&] {
+          while (!stop.load()) gort::Gosched();
+          wg.Done();
+        });
+        gort::LockOSThread();
+        long tid = Tid();
+        for (int i = 0; i < 5; i++) {
+          gort::Syscall([] { return gort_test::SleepInKernel(30); });
+          ASSERT_EQ(Tid(), tid) << "moved at round " << i;
+        }
+        stop.store(true);
+        gort::UnlockOSThread();
+        wg.Wait();
+      },
+      Procs(1));
+}
+
 #if defined(_WIN32)
 // A handle that is signalled when thread tid ends.
 HANDLE OpenThreadForExit(long tid) {

@@ -523,14 +523,20 @@ TEST(LockTest, ContendedLockSleepsAndTheUnlockWakesIt) {
   lock(mu);
   std::int64_t fences = os::processFences(os::FenceFor::kLock);
   std::atomic<bool> held{false};
+  std::atomic<std::int64_t> tid{0};
   std::thread t([&] {
+    tid.store(os::gettid());
     lock(mu);
     held.store(true);
     unlock(mu);
   });
-  // (Unlocked either way: the thread must end before the test does.)
+  // Asleep in the kernel, not only about to be: else the unlock's store
+  // alone lets it in and a missing wake-up goes unseen. (Where the OS cannot
+  // tell, threadBlocked is -1: the marks are all there is.) Unlocked either
+  // way: the thread must end before the test does.
   EXPECT_TRUE(waitFor([&] {
-    return lockLight ? mu->waiters.load() == 1 : mu->key.load() == 2;
+    bool marked = lockLight ? mu->waiters.load() == 1 : mu->key.load() == 2;
+    return marked && tid.load() != 0 && os::threadBlocked(tid.load()) != 0;
   })) << "the other thread never went to sleep on the mutex";
   unlock(mu);
   if (!waitFor([&] { return held.load(); })) {
