@@ -13,17 +13,19 @@
 namespace gort::runtime {
 
 // mutex: Go's runtime mutex: 0 unlocked, 1 locked, 2 locked with sleepers;
-// where the OS can fence other threads (lockLight) 0 or 1, the sleepers
+// where the OS can fence other threads (fenceLight) 0 or 1, the sleepers
 // counted in waiters instead (lock_futex.cc).
 class ABSL_LOCKABLE mutex {
  public:
   std::atomic<std::uint32_t> key{0};
-  std::atomic<std::uint32_t> waiters{0};  // threads that may sleep (lockLight)
+  std::atomic<std::uint32_t> waiters{0};  // threads that may sleep (fenceLight)
 };
 
-// lockLight: whether unlock is a plain store and a load (the sleepers pay a
-// process-wide fence instead); fixed before main.
-extern const bool lockLight;
+// fenceLight: whether the hot side of the runtime's two lopsided handshakes
+// is a plain store and a load, the rare side paying os::processFence
+// instead: a mutex's unlock against a thread about to sleep on it, and
+// execute against a goroutine dump (traceback.h). Fixed before main.
+extern const bool fenceLight;
 
 // lock acquires l, spinning briefly, then sleeping on a futex (Go's lock2
 // (lock_futex.go:51)).

@@ -27,7 +27,7 @@
 namespace gort::runtime {
 
 namespace {
-bool initLockLight() {
+bool initFenceLight() {
 #if defined(GORT_TSAN)
   return false;  // ThreadSanitizer cannot see the order the fence gives
 #else
@@ -38,7 +38,7 @@ bool initLockLight() {
 
 // Before main, while there is one thread: no mutex can have a sleeper when
 // it changes (an unlock still handles a key of 2 left from before).
-const bool lockLight = initLockLight();
+const bool fenceLight = initFenceLight();
 
 namespace {
 constexpr std::uint32_t kUnlocked = 0;
@@ -78,7 +78,7 @@ bool spinFor(mutex* l, std::uint32_t wait) {
   return false;
 }
 
-// lockSlowLight: lock's contended path under lockLight (gort's own): Go's
+// lockSlowLight: lock's contended path under fenceLight (gort's own): Go's
 // spinning, then count this thread in waiters, fence every running thread so
 // an unlock either shows its store to the key now or sees the count later,
 // and sleep while the key is 1.
@@ -97,7 +97,7 @@ void lockSlowLight(mutex* l) ABSL_NO_THREAD_SAFETY_ANALYSIS {
 void lock(mutex* l) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   std::uint32_t v = l->key.exchange(kLocked, std::memory_order_acquire);
   if (v == kUnlocked) return;
-  if (lockLight && v == kLocked) {
+  if (fenceLight && v == kLocked) {
     lockSlowLight(l);
     return;
   }
@@ -113,10 +113,10 @@ void lock(mutex* l) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   }
 }
 
-// unlock mirrors Go's unlock2 (lock_futex.go:115); under lockLight a store
+// unlock mirrors Go's unlock2 (lock_futex.go:115); under fenceLight a store
 // and a load (lockSlowLight's fence orders them for a sleeper).
 void unlock(mutex* l) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-  if (lockLight && l->key.load(std::memory_order_relaxed) == kLocked) {
+  if (fenceLight && l->key.load(std::memory_order_relaxed) == kLocked) {
     l->key.store(kUnlocked, std::memory_order_release);
     std::atomic_signal_fence(std::memory_order_seq_cst);  // keep the order
     if (l->waiters.load(std::memory_order_relaxed) != 0) {

@@ -142,7 +142,6 @@ void schedinit(const Options& o) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   initFaultHandler();
   initQuitHandler();
   initTerminateHandler();
-  executeFenceInit();
   parsedebugvars();
   os::stackUseGuardRegions(debug.guardregions > 0);
   traceStartRun();

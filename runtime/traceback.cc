@@ -45,21 +45,10 @@
 #include "panic.h"
 #include "proc.h"
 #include "proflabel.h"
-#include "race.h"
 
 namespace gort::runtime {
 
 std::atomic<bool> dumpFreezing{false};
-std::atomic<bool> executeFenceLight{false};
-
-void executeFenceInit() {
-#if defined(GORT_TSAN)
-  // ThreadSanitizer cannot see the order another thread's fence gives.
-  executeFenceLight.store(false, std::memory_order_relaxed);
-#else
-  executeFenceLight.store(os::processFenceInit(), std::memory_order_relaxed);
-#endif
-}
 
 namespace {
 
@@ -338,7 +327,7 @@ void release(mutex* l, bool held) ABSL_NO_THREAD_SAFETY_ANALYSIS {
 void freezetheworld(LockMode mode) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   dumpFreezing.store(true, std::memory_order_seq_cst);
   // execute's half was a plain store and load: order them for it.
-  if (executeFenceLight.load(std::memory_order_relaxed)) {
+  if (fenceLight) {
     os::processFence(os::FenceFor::kDump);
   }
   G* g = getg();

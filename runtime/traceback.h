@@ -18,24 +18,17 @@ namespace gort::runtime {
 extern std::atomic<bool> dumpFreezing;
 void executeWaitThaw(M* mp);
 
-// Whether execute's side of the handshake below may be a plain store and
-// load, the dump's side fencing every running thread for it
-// (os::processFence); set by executeFenceInit.
-extern std::atomic<bool> executeFenceLight;
-// executeFenceInit: sets executeFenceLight for this process (schedinit).
-void executeFenceInit();
-
 // executeEnter / executeLeave bracket execute's change of a G to _Grunning:
 // a dump that has set dumpFreezing waits until no M is between the two, and
 // an M that sees the flag waits for the dump to end (a Dekker handshake:
 // each side stores its flag, then loads the other's). Where the OS can fence
-// another thread (executeFenceLight), execute's half is a plain store and
+// another thread (fenceLight, lock.h), execute's half is a plain store and
 // load and freezetheworld's half fences every running thread between its
 // store and its loads: no locked instruction on the switch path, which on
 // some hosts costs a tenth of a channel round trip (docs/performance.md).
 // Else both halves are sequentially consistent.
 inline void executeEnter(M* mp) {
-  if (executeFenceLight.load(std::memory_order_relaxed)) {
+  if (fenceLight) {
     mp->executing.store(true, std::memory_order_relaxed);
     std::atomic_signal_fence(std::memory_order_seq_cst);  // keep the order
     if (dumpFreezing.load(std::memory_order_relaxed)) executeWaitThaw(mp);

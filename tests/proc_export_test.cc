@@ -480,12 +480,11 @@ TEST(ExecuteTest, ClearsAStaleYieldRequest) {
 // between setting dumpFreezing and reading their flags; without that, a dump
 // could walk a goroutine that an M has just started running.
 TEST(ExecuteTest, DumpFencesTheThreadsWhenExecuteIsLight) {
-  bool light = false;
+  bool light = fenceLight;
   std::int64_t before = 0;
   std::int64_t after = 0;
   RunGuarded(
       [&] {
-        light = executeFenceLight.load(std::memory_order_relaxed);
         before = os::processFences(os::FenceFor::kDump);
         std::string dump = gort::Stack(true);
         after = os::processFences(os::FenceFor::kDump);
@@ -515,7 +514,7 @@ bool waitFor(const std::function<bool()>& cond) {
 }
 
 // A thread that finds a runtime mutex held past its spinning goes to sleep
-// on the futex, and the unlock must wake it. Under lockLight (unlock a plain
+// on the futex, and the unlock must wake it. Under fenceLight (unlock a plain
 // store and a load) the sleeper counts itself in waiters and fences every
 // running thread first; elsewhere it marks the key 2, as Go's lock2 does.
 TEST(LockTest, ContendedLockSleepsAndTheUnlockWakesIt) {
@@ -535,7 +534,7 @@ TEST(LockTest, ContendedLockSleepsAndTheUnlockWakesIt) {
   // tell, threadBlocked is -1: the marks are all there is.) Unlocked either
   // way: the thread must end before the test does.
   EXPECT_TRUE(waitFor([&] {
-    bool marked = lockLight ? mu->waiters.load() == 1 : mu->key.load() == 2;
+    bool marked = fenceLight ? mu->waiters.load() == 1 : mu->key.load() == 2;
     return marked && tid.load() != 0 && os::threadBlocked(tid.load()) != 0;
   })) << "the other thread never went to sleep on the mutex";
   unlock(mu);
@@ -544,7 +543,7 @@ TEST(LockTest, ContendedLockSleepsAndTheUnlockWakesIt) {
     FAIL() << "the sleeper was never woken";
   }
   t.join();
-  if (lockLight) {
+  if (fenceLight) {
     EXPECT_GT(os::processFences(os::FenceFor::kLock), fences);
     EXPECT_EQ(mu->waiters.load(), 0u);
   }
