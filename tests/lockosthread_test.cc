@@ -178,22 +178,16 @@ TEST(LockOSThreadTest, YieldingGoroutineHandsAWiredOneToItsThread) {
   // and must hand it to its own thread, not run it.
   RunGuarded(
       [] {
-        std::atomic<bool> stop{false};
-        gort::WaitGroup wg;
-        wg.Add(1);
-        gort::Go([&] {
-          while (!stop.load()) gort::Gosched();
-          wg.Done();
-        });
+        Workers w;
+        w.Start(1);
         gort::LockOSThread();
         long tid = Tid();
         for (int i = 0; i < 5; i++) {
           gort::Syscall([] { return gort_test::SleepInKernel(30); });
           ASSERT_EQ(Tid(), tid) << "moved at round " << i;
         }
-        stop.store(true);
         gort::UnlockOSThread();
-        wg.Wait();
+        w.Stop();
       },
       Procs(1));
 }
