@@ -189,6 +189,7 @@ void startTheWorld(std::int32_t newprocs);
 // --- proc_runq.cc: run queues ---
 void runqput(P* pp, G* gp, bool next);
 G* runqget(P* pp, bool* inheritTime);
+G* runqgethead(P* pp);
 bool runqempty(P* pp);
 G* runqsteal(P* pp, P* p2, bool stealRunNextG);
 void globrunqput(G* gp) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sched.lock);

@@ -2,7 +2,9 @@
 // findRunnable, stealWork, checkRunqsNoP, and the randomOrder steal walk).
 //
 // The search order is Go's: this P's timers; the global queue every 61st
-// goroutine run (so a busy local queue cannot starve it); the local queue; the
+// goroutine run (so a busy local queue cannot starve it; gort takes the head
+// of the local queue there when the global one is empty, so runnext cannot
+// starve that either); the local queue; the
 // global queue; stealing from other Ps in random order (four rounds, the last
 // one also running their due timers and taking their runnext); and only then
 // giving up the P. An M gives up spinning before it parks and then looks at
@@ -167,6 +169,23 @@ randomEnum stealOrderStart(std::uint32_t r) {
                     stealOrder.coprimes[(r / n) % stealOrder.ncoprimes]};
 }
 
+// fairnessCheck: what findRunnable takes at each 61st run, ahead of runnext.
+// The check in Go's findRunnable (proc.go:2561) takes one goroutine from the
+// global queue. When that is empty, gort's own addition takes the head of
+// pp's queue: a goroutine there would otherwise wait behind the same chain
+// of runnext goroutines until sysmon preempts one, and then (after a Gosched
+// that moves it and the preempted one from the global queue together) be
+// put back behind the next chain, one run per 10 ms slice.
+static G* fairnessCheck(P* pp) {
+  if (sched.runqsize.load(std::memory_order_acquire) > 0) {
+    lock(&sched.lock);
+    G* gp = globrunqget(pp, 1);
+    unlock(&sched.lock);
+    if (gp != nullptr) return gp;
+  }
+  return runqgethead(pp);  // ahead of runnext
+}
+
 // findRunnable mirrors Go's findRunnable (proc.go:2561) (findrunnable before
 // Go 1.19). Returns with the M holding a P.
 G* findRunnable(bool* inheritTime) {
@@ -190,12 +209,8 @@ G* findRunnable(bool* inheritTime) {
     // pair) then never reaches the check, and the global queue waits for
     // sysmon's preemption, one goroutine per 10 ms slice (golang/go#52934).
     // gort counts every run, so the gap is 61 runs at most.
-    if (pp->runtick % 61 == 0 &&
-        sched.runqsize.load(std::memory_order_acquire) > 0) {
-      lock(&sched.lock);
-      G* gp = globrunqget(pp, 1);
-      unlock(&sched.lock);
-      if (gp != nullptr) {
+    if (pp->runtick % 61 == 0) {
+      if (G* gp = fairnessCheck(pp)) {
         *inheritTime = false;
         return gp;
       }

@@ -181,6 +181,13 @@ G* runqget(P* pp, bool* inheritTime) {
     *inheritTime = true;
     return next;
   }
+  *inheritTime = false;
+  return runqgethead(pp);
+}
+
+// runqgethead: the second half of Go's runqget (proc.go:5897), the head of
+// pp's queue, passing over runnext.
+G* runqgethead(P* pp) {
   for (;;) {
     std::uint32_t h = pp->runqhead.load(std::memory_order_acquire);
     std::uint32_t t = pp->runqtail.load(std::memory_order_relaxed);
@@ -188,7 +195,6 @@ G* runqget(P* pp, bool* inheritTime) {
     G* gp = pp->runq[h % kRunqSize].load(std::memory_order_relaxed);
     if (pp->runqhead.compare_exchange_strong(h, h + 1,
                                              std::memory_order_release)) {
-      *inheritTime = false;
       return gp;
     }
   }

@@ -731,6 +731,56 @@ TEST(FairnessTest, SpawnChainDoesNotStarveLocalRunQueue) {
       << links.load() << " links)";
 }
 
+// A goroutine in the P's local queue behind a spawn chain (the chain took
+// runnext and pushed it there) runs within 61 goroutine runs, as one in the
+// global queue does, not only when sysmon preempts a link. Each trial starts
+// a fresh chain; a trial in which sysmon asked for a preemption is not
+// counted, since a preempted link lets the queue run anyway.
+TEST(FairnessTest, SpawnChainLetsALocallyQueuedGoroutineRunWithoutSysmon) {
+  constexpr int kTrials = 20;
+  // The 61-run check, and once more for slack (the chain's goroutines are
+  // most of the runs, not all).
+  constexpr int kMaxLinks = 2 * 61;
+  std::atomic<bool> timed_out{false};
+  int unpreempted = 0;
+  int max_links = 0;
+  RunGuarded(
+      [&] {
+        for (int trial = 0; trial < kTrials && !timed_out.load(); trial++) {
+          std::atomic<bool> stop{false};
+          std::atomic<int> links{0};
+          gort::WaitGroup chain, queued;
+          int links_before = 0;
+          bool preempted = false;
+          chain.Add(1);
+          queued.Add(1);
+          std::int64_t requests = gort::ReadStats().preempt_requests;
+          gort::Go([&] {
+            links_before = links.load();
+            preempted = gort::ReadStats().preempt_requests != requests;
+            queued.Done();
+          });
+          // Takes runnext; the goroutine above goes to the local queue.
+          gort::Go(
+              SpawnChain{&stop, &timed_out, &links, &chain, DeadlineFromNow()});
+          queued.Wait();
+          stop.store(true);
+          chain.Wait();
+          if (preempted) continue;
+          unpreempted++;
+          max_links = std::max(max_links, links_before);
+        }
+      },
+      Procs(1));
+  EXPECT_FALSE(timed_out.load()) << "the spawn chain starved the queue";
+  EXPECT_GE(unpreempted, kTrials / 2)
+      << "the locally queued goroutine ran only when sysmon preempted the "
+         "chain";
+  EXPECT_LE(max_links, kMaxLinks)
+      << "the spawn chain ran " << max_links
+      << " goroutines before the locally queued one";
+}
+
 // Not only must the one waiting run again: a goroutine that yields over
 // and over beside a spawn chain must be served every so often, counted in
 // the chain's goroutines, not in sysmon's 10 ms time slices. The chain
@@ -753,8 +803,9 @@ TEST(FairnessTest, SpawnChainLetsAYieldingGoroutineKeepPace) {
   // alone served them. With it, schedtick moves at each step and sysmon
   // rarely asks; a step it did ask in is not counted (a preempted link
   // can move the yielder into the P's local queue behind runnext, where
-  // only sysmon reaches it). With the check on schedtick almost every step
-  // needs sysmon (all but about one in 61).
+  // it waits for the next check, or the one after if the preempted link
+  // is ahead of it in the global queue). With the check on schedtick
+  // almost every step needs sysmon (all but about one in 61).
   int unpreempted_steps = 0;
   RunGuarded(
       [&] {
