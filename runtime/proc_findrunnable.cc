@@ -4,15 +4,15 @@
 // The search order is Go's: this P's timers; the global queue every 61st
 // goroutine run (so a busy local queue cannot starve it; gort takes the head
 // of the local queue there when the global one is empty, so runnext cannot
-// starve that either); the local queue; the
-// global queue; stealing from other Ps in random order (four rounds, the last
-// one also running their due timers and taking their runnext); and only then
-// giving up the P. An M gives up spinning before it parks and then looks at
-// every queue once more, because a goroutine readied in between would have
-// seen a spinning M and not woken anyone. The converse race, a waker that
-// finds no idle P while a non-spinning M is about to drop one, is closed by
-// sched.needspinning (Go 1.20's fix, raised lock-free by gort's wakep): that
-// M takes its P back and spins.
+// starve that either); the local queue; the global queue; stealing from
+// other Ps in random order (four rounds, the last one also running their due
+// timers and taking their runnext); and only then giving up the P. An M
+// gives up spinning before it parks and then looks at every queue once more,
+// because a goroutine readied in between would have seen a spinning M and
+// not woken anyone. The converse race, a waker that finds no idle P while a
+// non-spinning M is about to drop one, is closed by sched.needspinning (Go
+// 1.20's fix, raised lock-free by gort's wakep): that M takes its P back and
+// spins.
 //
 // An M that found nothing blocks in netpoll until the next timer, as in Go
 // (findRunnableBlock, netpoll.cc), once the Run's poller exists. Before the

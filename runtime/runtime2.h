@@ -224,10 +224,9 @@ struct P {
   // sysmon's request that this time slice end (Go's p.preempt
   // (runtime2.go:761), there a request for an asynchronous preemption, which
   // Go's wantAsyncPreempt (preempt.go:342) reads beside the G's flag):
-  // execute passes it on to each
-  // goroutine that inherits the slice, so a request that reached a goroutine
-  // as it exited holds for the next link of a spawn chain; a new slice
-  // clears it.
+  // execute passes it on to each goroutine that inherits the slice, so a
+  // request that reached a goroutine as it exited holds for the next link of
+  // a spawn chain; a new slice clears it.
   std::atomic<bool> preempt{false};
 
   // Go's sysmontick (proc.go:5280): what sysmon last saw of this P.
