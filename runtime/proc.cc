@@ -528,12 +528,10 @@ void goready(G* gp) { ready(gp, true); }
 // newslice counts a goroutine's fresh time slice on pp (execute's schedtick++
 // in Go). Only the P's owner writes schedtick (sysmon reads it), so a plain
 // increment will do, as in Go: no locked read-modify-write per switch.
-// A request sysmon made of the old slice is stale: clear it.
 static void newslice(P* pp) {
   auto& tick = pp->schedtick;
   tick.store(tick.load(std::memory_order_relaxed) + 1,
              std::memory_order_relaxed);
-  pp->preempt.store(false, std::memory_order_relaxed);
 }
 
 // gosched_m mirrors Go's gosched_m (proc.go:3382) / goschedImpl: back of the
@@ -632,7 +630,6 @@ void goschedIfPreempted() {
   G* gp = getg();
   if (gp->preempt.load(std::memory_order_relaxed)) {
     gp->preempt.store(false, std::memory_order_relaxed);
-    sched.preempts.fetch_add(1, std::memory_order_relaxed);
     traceGoPreempt(gp, traceStk::self);
     gosched();
   }
@@ -688,18 +685,11 @@ void execute(G* gp, bool inheritTime) {
   executeEnter(mp);  // a goroutine dump may be walking gp's stack
   casgstatus(gp, _Grunnable, _Grunning);
   executeLeave(mp);
-  P* pp = mp->p;
-  pp->runtick++;
-  // A yield request made before gp parked or yielded is stale when gp starts
-  // a fresh slice (Go's execute (proc.go:2517) clears gp.preempt); one made
-  // of the slice gp inherits is not (gort's own: see P::preempt).
-  bool slicePreempt = false;
-  if (inheritTime) {
-    slicePreempt = pp->preempt.load(std::memory_order_relaxed);
-  } else {
-    newslice(pp);
-  }
-  gp->preempt.store(slicePreempt, std::memory_order_relaxed);
+  // A yield request made before gp parked or yielded is stale now that gp
+  // starts a fresh slice (Go's execute (proc.go:2517) clears gp.preempt too).
+  gp->preempt.store(false, std::memory_order_relaxed);  // stale now
+  mp->p->runtick++;
+  if (!inheritTime) newslice(mp->p);
   if (gp->ctx == nullptr) {
     if (gp->stack.base == nullptr && !stacktake(mp->p, &gp->stack) &&
         !stackalloc(&gp->stack, stackSizeSetting)) {

@@ -409,7 +409,6 @@ Stats ReadStats() ABSL_NO_THREAD_SAFETY_ANALYSIS {
   s.stolen = sched.stolen.load();
   s.handoffs = sched.handoffs.load();
   s.preempt_requests = sched.preemptRequests.load();
-  s.preempts = sched.preempts.load();
   s.sysmon_wakes = sched.sysmonWakes.load();
   s.block_warnings = sched.blockWarnings.load();
   s.free_gs = sched.gFreeN.load(std::memory_order_relaxed);

@@ -32,14 +32,12 @@ constexpr std::int64_t kForceGCPeriodHalf = 60'000'000'000;  // Go: 2 min / 2
 constexpr std::int64_t kOsRelaxMinNS = 60'000'000;
 
 // preemptone mirrors Go's preemptone (proc.go:5388): flag the G running on pp
-// and pp's slice (gort has no async preemption; the G, or the next to inherit
-// the slice, yields at its next safe point).
+// (gort has no async preemption; the G yields at its next safe point).
 void preemptone(P* pp) {
   M* mp = pp->m.load(std::memory_order_acquire);
   if (mp == nullptr) return;
   G* gp = mp->curg.load(std::memory_order_acquire);
   if (gp == nullptr || gp == mp->g0) return;
-  pp->preempt.store(true, std::memory_order_relaxed);
   gp->preempt.store(true, std::memory_order_relaxed);
   tracePreemptReq(pp);
   sched.preemptRequests.fetch_add(1, std::memory_order_relaxed);

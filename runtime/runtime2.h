@@ -221,13 +221,6 @@ struct P {
   std::uint32_t runtick = 0;
   std::atomic<std::uint32_t> syscalltick{0};  // incremented per syscall
   std::atomic<M*> m{nullptr};  // the M holding this P (sysmon reads it)
-  // sysmon's request that this time slice end (Go's p.preempt
-  // (runtime2.go:761), there a request for an asynchronous preemption, which
-  // Go's wantAsyncPreempt (preempt.go:342) reads beside the G's flag):
-  // execute passes it on to each goroutine that inherits the slice, so a
-  // request that reached a goroutine as it exited holds for the next link of
-  // a spawn chain; a new slice clears it.
-  std::atomic<bool> preempt{false};
 
   // Go's sysmontick (proc.go:5280): what sysmon last saw of this P.
   std::uint32_t sysmonSchedtick = 0;
@@ -369,7 +362,6 @@ struct schedt {
   std::atomic<std::int64_t> stolen{0};
   std::atomic<std::int64_t> handoffs{0};
   std::atomic<std::int64_t> preemptRequests{0};
-  std::atomic<std::int64_t> preempts{0};  // yields made at sysmon's request
   std::atomic<std::int64_t> sysmonWakes{0};
   std::atomic<std::int64_t> blockWarnings{0};
   std::atomic<std::int64_t> gsFreed{0};         // idle Gs gscavenge freed

@@ -474,36 +474,6 @@ TEST(ExecuteTest, ClearsAStaleYieldRequest) {
   EXPECT_FALSE(after);
 }
 
-// A request sysmon made of a time slice holds for the goroutine that
-// inherits the slice through runnext (P::preempt): the one flagged may have
-// parked or exited past its last safe point.
-TEST(ExecuteTest, PassesTheSlicesYieldRequestToTheInheritor) {
-  bool child_flagged = false;
-  bool fresh_slice_flagged = true;
-  RunGuarded(
-      [&] {
-        gort::WaitGroup wg;
-        wg.Add(1);
-        getg()->m->p->preempt.store(true, std::memory_order_relaxed);
-        gort::Go([&] {  // runnext: inherits main's slice when main parks
-          child_flagged = getg()->preempt.load(std::memory_order_relaxed);
-          wg.Done();
-        });
-        wg.Wait();
-        // From the global queue, a new slice: the request is gone.
-        wg.Add(1);
-        gort::Go([&] {
-          gort::Gosched();
-          fresh_slice_flagged = getg()->preempt.load(std::memory_order_relaxed);
-          wg.Done();
-        });
-        wg.Wait();
-      },
-      Procs(1));
-  EXPECT_TRUE(child_flagged);
-  EXPECT_FALSE(fresh_slice_flagged);
-}
-
 // Where the OS can fence other threads, execute's half of its handshake
 // with a goroutine dump is a plain store and load (no locked instruction on
 // the switch path), and then every dump must fence the running threads

@@ -432,48 +432,6 @@ TEST(PreemptTest, SysmonFlagsLongRunningGoroutine) {
   EXPECT_GT(after, before);
 }
 
-// A link of a spawn chain that sysmon flags may have passed its last safe
-// point (the start of gort::Go) and be on its way out; the request must then
-// hold for the next link, which inherits the same time slice, or the chain
-// keeps the P until a request happens to land early in a link (about one in
-// thirty here before the P carried it).
-struct FlaggedChain {
-  std::int64_t requests_wanted;
-  std::int64_t deadline;
-  gort::WaitGroup* done;
-  void operator()() const {
-    if (gort::ReadStats().preempt_requests >= requests_wanted ||
-        gort::Nanotime() > deadline) {
-      done->Done();
-      return;
-    }
-    gort::Go(*this);
-  }
-};
-
-TEST(PreemptTest, SpawnChainYieldsAtEachRequest) {
-  constexpr std::int64_t kRequests = 8;
-  std::int64_t requests = 0;
-  std::int64_t preempts = 0;
-  RunGuarded(
-      [&] {
-        const gort::Stats before = gort::ReadStats();
-        gort::WaitGroup chain;
-        chain.Add(1);
-        gort::Go(FlaggedChain{before.preempt_requests + kRequests,
-                              DeadlineFromNow(), &chain});
-        chain.Wait();  // main parks: the chain is alone on the P
-        const gort::Stats after = gort::ReadStats();
-        requests = after.preempt_requests - before.preempt_requests;
-        preempts = after.preempts - before.preempts;
-      },
-      Procs(1));
-  ASSERT_GE(requests, kRequests) << "sysmon never flagged the chain";
-  // The last request may come as the chain ends; most must be honoured.
-  EXPECT_GE(preempts, requests / 2)
-      << preempts << " yields for " << requests << " requests";
-}
-
 TEST(PreemptTest, FlaggedGoroutineYieldsAtSyscall) {
   // At GOMAXPROCS 1 main hogs the P until sysmon flags it; the flag is
   // honoured on the way out of the next syscall, so the waiting goroutine

@@ -156,7 +156,6 @@ struct Stats {
   std::int64_t stolen = 0;    // Goroutines moved by those steals.
   std::int64_t handoffs = 0;  // Ps retaken from syscalls by sysmon.
   std::int64_t preempt_requests = 0;  // Goroutines flagged by sysmon.
-  std::int64_t preempts = 0;          // Yields made at sysmon's request.
   std::int64_t sysmon_wakes = 0;      // Times sysmon's usleep returned.
   std::int64_t block_warnings = 0;    // Blocked-thread warnings printed.
   // Dead goroutines kept for reuse on the global free list, most with their
