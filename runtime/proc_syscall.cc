@@ -83,12 +83,13 @@ void entersyscall() {
   G* gp = getg();
   M* mp = gp->m;
   P* pp = mp->p;
-  traceGoSysCall(gp, false);
+  traceStamp at = traceStampNow(pp);
   casgstatus(gp, _Grunning, _Gsyscall);
   pp->m.store(nullptr, std::memory_order_relaxed);
   mp->oldp = pp;
   mp->p = nullptr;
   pp->status.store(_Psyscall, std::memory_order_release);
+  traceGoSysCallAt(gp, at);  // the P is let go: see traceGoSysCallAt
   mp->syscallState.store(syscallStatus::inSyscall);
   if (sched.exiting.load()) exitEvent();  // Run abandons this M
   if (sched.sysmonwait.load(std::memory_order_acquire)) wakeSysmon();
@@ -122,6 +123,7 @@ void exitsyscall() {
   }
   P* oldp = mp->oldp;
   mp->oldp = nullptr;
+  tracePrefetch(mp);
   bool kept = false;
   if (exitsyscallfast(oldp, &kept)) {
     getg()->m->p->syscalltick.fetch_add(1, std::memory_order_relaxed);

@@ -10,7 +10,9 @@
 //
 // Stopping does not stop the world (Go does): each buffer has a busy flag,
 // set by its writer around a record and checked against traceOn in the
-// order store-busy / load-on. StopTrace clears traceOn, then waits until no
+// order store-busy / load-on (traceBusy: where the OS can fence other
+// threads, the writer's half has no locked instruction and StopTrace
+// fences). StopTrace clears traceOn, then waits until no
 // buffer is busy; after that no writer touches a buffer until the next
 // StartTrace, so the records can be read and the chunks returned to the pool.
 // Records are stamped with cputicks, not nanotime (a third of the cost of a
@@ -60,16 +62,20 @@ constexpr std::int64_t kPoolLow = 32;      // sysmon tops the pool up below this
 constexpr int kMaxStack = 32;              // return addresses per event
 }  // namespace
 
-// traceChunk: a block of records; a buffer is a list of them.
+// traceChunk: a block of records; a buffer is a list of them, every chunk
+// full but the tail (traceBuf::n says how far it is written).
 struct traceChunk {
   traceChunk* next = nullptr;
-  int n = 0;
   traceRecord ev[kChunkEvents];
 };
 
 // traceBuf mirrors Go's traceBuf (trace.go:178): one M's records (M::tracebuf).
+// What a record reads and writes besides its slot (busy, tail, n) shares one
+// cache line: on a thread just woken, possibly on another CPU, each line
+// the record touches is a miss (docs/trace.md, "Cost").
 struct traceBuf {
   std::atomic<bool> busy{false};
+  int n = 0;  // records in tail
   traceChunk* head = nullptr;
   traceChunk* tail = nullptr;
   bool owned = false;           // held by an M of the current Run
@@ -116,7 +122,6 @@ traceChunk* newChunkLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(traceLock) {
   }
   chunksInUse++;
   c->next = nullptr;
-  c->n = 0;
   return c;
 }
 
@@ -124,7 +129,7 @@ traceChunk* newChunkLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(traceLock) {
 // threads outside the runtime with it (locked) for the shared buffer.
 void append(traceBuf* b, const traceRecord& r,
             bool locked) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-  if (b->tail == nullptr || b->tail->n == kChunkEvents) {
+  if (b->tail == nullptr || b->n == kChunkEvents) {
     if (!locked) lock(&traceLock);
     traceChunk* c = newChunkLocked();
     if (!locked) unlock(&traceLock);
@@ -138,8 +143,9 @@ void append(traceBuf* b, const traceRecord& r,
       b->tail->next = c;
     }
     b->tail = c;
+    b->n = 0;
   }
-  b->tail->ev[b->tail->n++] = r;
+  b->tail->ev[b->n++] = r;
 }
 
 // acquireBuf gives the calling M a buffer no M of this Run holds.
@@ -163,7 +169,8 @@ traceBuf* acquireBuf() {
 }
 
 traceRecord makeRecord(M* mp, traceEv ev, std::int64_t g, std::int64_t a0,
-                       std::int64_t a1, std::uint8_t reason) {
+                       std::int64_t a1, std::uint8_t reason,
+                       const traceStamp* at = nullptr) {
   traceRecord r;
   r.ts = os::cputicks();  // converted by toNanos when the trace stops
   r.g = g;
@@ -175,6 +182,10 @@ traceRecord makeRecord(M* mp, traceEv ev, std::int64_t g, std::int64_t a0,
   r.ev = ev;
   r.reason = reason;
   r.stk = 0;
+  if (at != nullptr) {
+    r.ts = at->ts;
+    r.p = at->p;
+  }
   return r;
 }
 
@@ -193,7 +204,8 @@ void drain(traceBuf* b, std::vector<traceRecord>* out)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(traceLock) {
   for (traceChunk* c = b->head; c != nullptr;) {
     traceChunk* next = c->next;
-    out->insert(out->end(), c->ev, c->ev + c->n);
+    out->insert(out->end(), c->ev,
+                c->ev + (c == b->tail ? b->n : kChunkEvents));
     chunksInUse--;
     if (poolChunks < kPoolKeep) {
       poolPush(c);
@@ -203,6 +215,7 @@ void drain(traceBuf* b, std::vector<traceRecord>* out)
     c = next;
   }
   b->head = b->tail = nullptr;
+  b->n = 0;
 }
 
 // newTouchedChunk allocates a chunk and touches every page of it, so the
@@ -285,6 +298,9 @@ bool startTrace(const std::string& path, TraceFormat format, bool fromEnv)
 bool stopTrace() ABSL_EXCLUSIVE_LOCKS_REQUIRED(traceCtl) {
   if (!traceOn.load()) return false;
   traceOn.store(false);
+  // The writers' half of the handshake was a plain store and load: order
+  // them for it (traceBusy).
+  if (fenceLight) os::processFence(os::FenceFor::kTrace);
   std::int64_t end = 0;
   std::int64_t endTicks = 0;
   clockPair(&end, &endTicks);
@@ -323,6 +339,22 @@ bool stopTrace() ABSL_EXCLUSIVE_LOCKS_REQUIRED(traceCtl) {
   return ok;
 }
 
+// traceBusy marks b busy and says whether the trace still runs: a Dekker
+// handshake with stopTrace, which clears traceOn and then waits for the busy
+// flags. Under fenceLight (lock.h) the writer's half is a plain store and
+// load, stopTrace fencing every running thread in between its store and its
+// loads: no locked instruction a record (eight of them an op of
+// ChanToSyscallPing); else both halves are sequentially consistent.
+bool traceBusy(traceBuf* b) {
+  if (fenceLight) {
+    b->busy.store(true, std::memory_order_relaxed);
+    std::atomic_signal_fence(std::memory_order_seq_cst);  // keep the order
+    return traceOn.load(std::memory_order_relaxed);
+  }
+  b->busy.store(true);  // seq_cst, before the load of traceOn
+  return traceOn.load();
+}
+
 // appendMine appends the record make() builds to mp's own buffer inside its
 // busy window, if the trace still runs, and notes the trace mp's last record
 // went to (tracePSeq, which traceOwnSkip reads). Every record an M writes to
@@ -331,8 +363,7 @@ template <typename Make>
 void appendMine(M* mp, Make make) {
   traceBuf* b = mp->tracebuf;
   if (b == nullptr) b = mp->tracebuf = acquireBuf();
-  b->busy.store(true);  // seq_cst, before the load of traceOn
-  if (traceOn.load()) {
+  if (traceBusy(b)) {
     append(b, make(), false);
     mp->tracePSeq = traceSeq.load(std::memory_order_relaxed);
   }
@@ -402,6 +433,12 @@ int traceWalk(traceStk how, G* gp, std::uintptr_t* pcs, std::uint64_t** tag) {
   return n < 0 ? 0 : n;
 }
 
+// eventStack: traceEventStack's record for mp, walked now; stamped now, or
+// at *at.
+void eventStack(M* mp, traceEv ev, std::int64_t g, traceStk how, G* gp,
+                std::int64_t a0, std::int64_t a1, std::uint8_t reason,
+                const traceStamp* at);
+
 // traceStackID: the id of pcs[0, n) in the running trace's table. A walk the
 // cache answered carries the id the trace gave it (with the trace's
 // traceSeq, as a trace's ids die with it), so no hash or lookup; else the
@@ -415,6 +452,19 @@ std::uint32_t traceStackID(const std::uintptr_t* pcs, int n,
   std::uint32_t id = traceStackTab.put(pcs, n);
   if (tag != nullptr && id != 0) *tag = seq << 32 | id;
   return id;
+}
+
+void eventStack(M* mp, traceEv ev, std::int64_t g, traceStk how, G* gp,
+                std::int64_t a0, std::int64_t a1, std::uint8_t reason,
+                const traceStamp* at) {
+  std::uintptr_t pcs[kMaxStack];
+  std::uint64_t* tag = nullptr;
+  int n = traceWalk(how, gp, pcs, &tag);
+  appendMine(mp, [&] {
+    traceRecord r = makeRecord(mp, ev, g, a0, a1, reason, at);
+    r.stk = traceStackID(pcs, n, tag);
+    return r;
+  });
 }
 
 }  // namespace
@@ -431,14 +481,23 @@ void traceEventStack(traceEv ev, std::int64_t g, traceStk how, G* gp,
     traceEvent(ev, g, a0, a1, reason);
     return;
   }
-  std::uintptr_t pcs[kMaxStack];
-  std::uint64_t* tag = nullptr;
-  int n = traceWalk(how, gp, pcs, &tag);
-  appendMine(mp, [&] {
-    traceRecord r = makeRecord(mp, ev, g, a0, a1, reason);
-    r.stk = traceStackID(pcs, n, tag);
-    return r;
-  });
+  eventStack(mp, ev, g, how, gp, a0, a1, reason, nullptr);
+}
+
+// traceGoSysCallAtSlow: traceGoSysCallAt's record, on a goroutine.
+void traceGoSysCallAtSlow(G* gp, const traceStamp& at) {
+  eventStack(gp->m, traceEv::GoSysCall, gp->goid, traceStk::self, nullptr, 0, 0,
+             0, &at);
+}
+
+// tracePrefetchSlow: the lines mp's next record goes to: its buffer's header
+// and the record's slot.
+void tracePrefetchSlow(M* mp) {
+  traceBuf* b = mp->tracebuf;
+  if (b == nullptr) return;
+  __builtin_prefetch(b, 1);
+  traceChunk* c = b->tail;
+  if (c != nullptr && b->n < kChunkEvents) __builtin_prefetch(&c->ev[b->n], 1);
 }
 
 // traceRefillPool: sysmon, once a round while a trace runs, adds a touched

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "os/os.h"
 #include "runtime2.h"
 #include "trace_stack.h"
 
@@ -182,6 +183,35 @@ inline void traceGoSysCall(G* gp, bool block) {
     traceEventStack(traceEv::GoSysCall, gp->goid, traceStk::self, nullptr,
                     block ? 1 : 0);
   }
+}
+// traceStamp: when an event happened and on which P, taken where it happens
+// and recorded a little later (on: a trace ran when it was taken).
+struct traceStamp {
+  bool on = false;
+  std::int64_t ts = 0;
+  std::int16_t p = -1;
+};
+// traceStampNow: the stamp of an event happening now on pp.
+inline traceStamp traceStampNow(P* pp) {
+  if (!traceEnabled()) return {};
+  return {true, os::cputicks(), static_cast<std::int16_t>(pp->id)};
+}
+void traceGoSysCallAtSlow(G* gp, const traceStamp& at);
+// traceGoSysCallAt is traceGoSysCall for entersyscall, stamped (at) while
+// the goroutine still held its P and written once the P is _Psyscall: the
+// walk and the record then lengthen no window in which sysmon finds the P
+// running and flags its goroutine (docs/trace.md, "Cost"). The file is the
+// same as if it were written at the stamp.
+inline void traceGoSysCallAt(G* gp, const traceStamp& at) {
+  if (at.on) traceGoSysCallAtSlow(gp, at);
+}
+// tracePrefetch: the calling M, just back from a sleep (possibly on another
+// CPU), is about to take a P and record an event: start loading the lines
+// that record will write, so the misses overlap the P's own rather than
+// lengthen the time the P is running.
+void tracePrefetchSlow(M* mp);
+inline void tracePrefetch(M* mp) {
+  if (traceEnabled()) tracePrefetchSlow(mp);
 }
 // traceGoSysExit mirrors Go's traceGoSysExit (trace.go:1311); fast: gp kept
 // running; kept: on the P it entered the call with, never retaken, which

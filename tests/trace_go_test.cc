@@ -496,6 +496,100 @@ TEST(GoTraceTest, SysmonTopsUpTheChunkPool) {
   std::remove(path.c_str());
 }
 
+// entersyscall stamps GoSysCall while the goroutine still holds its P and
+// writes the record once the P is _Psyscall (traceGoSysCallAt), when the M
+// holds no P: the record must still name the P the call was entered on,
+// carry the goroutine's stack, and come before sysmon's retake of that P.
+TEST(GoTraceTest, SysCallWrittenAfterThePIsLetGoKeepsItsPAndStamp) {
+  namespace rt = gort::runtime;
+  rt::traceCapture cap;
+  rt::traceCaptureForTest.store(&cap);
+  std::string path = TempTrace("syscallp");
+  RunGuarded(
+      [&] {
+        ASSERT_TRUE(gort::StartTrace(path));
+        gort_test::KnownProgram();
+        ASSERT_TRUE(gort::StopTrace());
+      },
+      Procs(1));
+  rt::traceCaptureForTest.store(nullptr);
+  std::remove(path.c_str());
+  std::vector<rt::traceRecord> calls, retakes;
+  for (const rt::traceRecord& r : cap.recs) {
+    if (r.ev == rt::traceEv::GoSysCall) calls.push_back(r);
+    if (r.ev == rt::traceEv::ProcRetake) retakes.push_back(r);
+  }
+  ASSERT_EQ(calls.size(), 1u);
+  ASSERT_EQ(retakes.size(), 1u);
+  EXPECT_EQ(calls[0].p, 0);  // P0, though the M had let it go by then
+  EXPECT_EQ(retakes[0].a0, 0);
+  EXPECT_LT(calls[0].ts, retakes[0].ts);
+  EXPECT_TRUE(!kStacks || calls[0].stk != 0);
+}
+
+// A buffer is a list of chunks, all full but the tail, whose count the
+// buffer keeps (traceBuf::n): every record of two and a half chunks' worth
+// written by one M comes back once, in order.
+TEST(GoTraceTest, RecordsAcrossChunksAllComeBackInOrder) {
+  namespace rt = gort::runtime;
+  constexpr int kRecords = 10000;  // chunks of 4096
+  constexpr std::int64_t kMark = 424242;
+  rt::traceCapture cap;
+  rt::traceCaptureForTest.store(&cap);
+  std::string path = TempTrace("chunks");
+  RunGuarded(
+      [&] {
+        ASSERT_TRUE(gort::StartTrace(path));
+        for (int i = 0; i < kRecords; i++) {
+          rt::traceEvent(rt::traceEv::Steal, 0, i, kMark);
+        }
+        ASSERT_TRUE(gort::StopTrace());
+      },
+      Procs(1));
+  rt::traceCaptureForTest.store(nullptr);
+  std::remove(path.c_str());
+  std::vector<std::int64_t> seen;
+  for (const rt::traceRecord& r : cap.recs) {
+    if (r.ev == rt::traceEv::Steal && r.a1 == kMark) seen.push_back(r.a0);
+  }
+  ASSERT_EQ(seen.size(), static_cast<std::size_t>(kRecords));
+  for (int i = 0; i < kRecords; i++) {
+    ASSERT_EQ(seen[i], i) << "record " << i;
+  }
+}
+
+// Where the OS can fence other threads, a record's busy flag is a plain
+// store and its look at traceOn a plain load (traceBusy: no locked
+// instruction a record), and StopTrace must then fence the running threads
+// between clearing traceOn and reading the flags; without that it could
+// drain a buffer an M is still writing to.
+TEST(GoTraceTest, StopFencesTheWritersWhenRecordsAreLight) {
+  namespace rt = gort::runtime;
+  std::int64_t before = 0;
+  std::int64_t after = 0;
+  std::string path = TempTrace("fence");
+  RunGuarded(
+      [&] {
+        ASSERT_TRUE(gort::StartTrace(path));
+        gort::Gosched();
+        before = gort::os::processFences(gort::os::FenceFor::kTrace);
+        ASSERT_TRUE(gort::StopTrace());
+        after = gort::os::processFences(gort::os::FenceFor::kTrace);
+      },
+      Procs(2));
+  std::remove(path.c_str());
+#if defined(GORT_TSAN)
+  EXPECT_FALSE(rt::fenceLight);  // TSan cannot see another thread's fence
+#else
+  EXPECT_EQ(rt::fenceLight, gort::os::processFenceInit());
+#endif
+  if (rt::fenceLight) {
+    EXPECT_GT(after, before);
+  } else {
+    EXPECT_EQ(after, before);
+  }
+}
+
 // GORT_TRACE writes Go's format by default, the whole Run: main (G1) is
 // created by the trace's own GoCreate and ends.
 TEST(GoTraceTest, EnvTraceIsGoFormat) {

@@ -58,7 +58,7 @@ inline std::int64_t cputicks() {
 // processFence instead of paying a full fence itself. Idempotent.
 bool processFenceInit();
 // Who asks for a processFence (each is counted apart, for tests).
-enum class FenceFor { kDump, kLock };
+enum class FenceFor { kDump, kLock, kTrace };
 // processFence: a full memory barrier on every thread of the process that is
 // running now (threads switched out passed one when they were); only after
 // processFenceInit returned true. Go has no twin: gort's own (execute's

@@ -58,7 +58,7 @@ void futexwakeup(std::uint32_t* addr, std::uint32_t cnt) {
 
 namespace {
 std::atomic<int> fenceState{0};  // 0 not asked yet, 1 available, -1 not
-std::atomic<std::int64_t> fenceCalls[2] = {};
+std::atomic<std::int64_t> fenceCalls[3] = {};
 
 long membarrier(int cmd) { return syscall(SYS_membarrier, cmd, 0, 0); }
 }  // namespace
