@@ -21,10 +21,11 @@ class ABSL_LOCKABLE mutex {
   std::atomic<std::uint32_t> waiters{0};  // threads that may sleep (fenceLight)
 };
 
-// fenceLight: whether the hot side of the runtime's two lopsided handshakes
-// is a plain store and a load, the rare side paying os::processFence
-// instead: a mutex's unlock against a thread about to sleep on it, and
-// execute against a goroutine dump (traceback.h). Fixed before main.
+// fenceLight: whether the hot side of the runtime's three lopsided
+// handshakes is a plain store and a load, the rare side paying
+// os::processFence instead: a mutex's unlock against a thread about to sleep
+// on it, execute against a goroutine dump (traceback.h), and a trace
+// record's busy flag against StopTrace (trace.cc). Fixed before main.
 extern const bool fenceLight;
 
 // lock acquires l, spinning briefly, then sleeping on a futex (Go's lock2

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <memory>
 #include <random>
@@ -48,9 +49,9 @@ gt::Trace Load(const std::string& path) {
   return t;
 }
 
-// Traced runs body at GOMAXPROCS 1 under StartTrace (Go's format).
-gt::Trace Traced(const std::string& name, void (*body)()) {
-  std::string path = TempTrace(name);
+// TraceTo runs body at GOMAXPROCS 1 under StartTrace (Go's format) into
+// path.
+void TraceTo(const std::string& path, const std::function<void()>& body) {
   RunGuarded(
       [&] {
         ASSERT_TRUE(gort::StartTrace(path));
@@ -58,6 +59,12 @@ gt::Trace Traced(const std::string& name, void (*body)()) {
         ASSERT_TRUE(gort::StopTrace());
       },
       Procs(1));
+}
+
+// Traced: the trace of body (TraceTo), read back.
+gt::Trace Traced(const std::string& name, void (*body)()) {
+  std::string path = TempTrace(name);
+  TraceTo(path, body);
   return Load(path);
 }
 
@@ -496,6 +503,17 @@ TEST(GoTraceTest, SysmonTopsUpTheChunkPool) {
   std::remove(path.c_str());
 }
 
+// Captured runs body at GOMAXPROCS 1 under StartTrace (Go's format) and
+// leaves in *cap the records StopTrace turned into the file.
+void Captured(const std::string& name, const std::function<void()>& body,
+              gort::runtime::traceCapture* cap) {
+  gort::runtime::traceCaptureForTest.store(cap);
+  std::string path = TempTrace(name);
+  TraceTo(path, body);
+  gort::runtime::traceCaptureForTest.store(nullptr);
+  std::remove(path.c_str());
+}
+
 // entersyscall stamps GoSysCall while the goroutine still holds its P and
 // writes the record once the P is _Psyscall (traceGoSysCallAt), when the M
 // holds no P: the record must still name the P the call was entered on,
@@ -503,17 +521,7 @@ TEST(GoTraceTest, SysmonTopsUpTheChunkPool) {
 TEST(GoTraceTest, SysCallWrittenAfterThePIsLetGoKeepsItsPAndStamp) {
   namespace rt = gort::runtime;
   rt::traceCapture cap;
-  rt::traceCaptureForTest.store(&cap);
-  std::string path = TempTrace("syscallp");
-  RunGuarded(
-      [&] {
-        ASSERT_TRUE(gort::StartTrace(path));
-        gort_test::KnownProgram();
-        ASSERT_TRUE(gort::StopTrace());
-      },
-      Procs(1));
-  rt::traceCaptureForTest.store(nullptr);
-  std::remove(path.c_str());
+  Captured("syscallp", gort_test::KnownProgram, &cap);
   std::vector<rt::traceRecord> calls, retakes;
   for (const rt::traceRecord& r : cap.recs) {
     if (r.ev == rt::traceEv::GoSysCall) calls.push_back(r);
@@ -535,19 +543,14 @@ TEST(GoTraceTest, RecordsAcrossChunksAllComeBackInOrder) {
   constexpr int kRecords = 10000;  // chunks of 4096
   constexpr std::int64_t kMark = 424242;
   rt::traceCapture cap;
-  rt::traceCaptureForTest.store(&cap);
-  std::string path = TempTrace("chunks");
-  RunGuarded(
-      [&] {
-        ASSERT_TRUE(gort::StartTrace(path));
+  Captured(
+      "chunks",
+      [] {
         for (int i = 0; i < kRecords; i++) {
           rt::traceEvent(rt::traceEv::Steal, 0, i, kMark);
         }
-        ASSERT_TRUE(gort::StopTrace());
       },
-      Procs(1));
-  rt::traceCaptureForTest.store(nullptr);
-  std::remove(path.c_str());
+      &cap);
   std::vector<std::int64_t> seen;
   for (const rt::traceRecord& r : cap.recs) {
     if (r.ev == rt::traceEv::Steal && r.a1 == kMark) seen.push_back(r.a0);

@@ -63,7 +63,7 @@ enum class FenceFor { kDump, kLock, kTrace };
 // running now (threads switched out passed one when they were); only after
 // processFenceInit returned true. Go has no twin: gort's own (execute's
 // handshake with a goroutine dump, runtime/traceback.h; a mutex's sleepers,
-// runtime/lock_futex.cc).
+// runtime/lock_futex.cc; a trace record's busy flag, runtime/trace.cc).
 void processFence(FenceFor who);
 // processFences: how many processFence calls for who this process made.
 std::int64_t processFences(FenceFor who);
