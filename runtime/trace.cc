@@ -491,13 +491,18 @@ void traceGoSysCallAtSlow(G* gp, const traceStamp& at) {
 }
 
 // tracePrefetchSlow: the lines mp's next record goes to: its buffer's header
-// and the record's slot.
+// and the record's slot, read inside the busy window (StopTrace may be
+// draining the buffer).
 void tracePrefetchSlow(M* mp) {
   traceBuf* b = mp->tracebuf;
   if (b == nullptr) return;
-  __builtin_prefetch(b, 1);
-  traceChunk* c = b->tail;
-  if (c != nullptr && b->n < kChunkEvents) __builtin_prefetch(&c->ev[b->n], 1);
+  if (traceBusy(b)) {
+    traceChunk* c = b->tail;
+    if (c != nullptr && b->n < kChunkEvents) {
+      __builtin_prefetch(&c->ev[b->n], 1);
+    }
+  }
+  b->busy.store(false, std::memory_order_release);
 }
 
 // traceRefillPool: sysmon, once a round while a trace runs, adds a touched
