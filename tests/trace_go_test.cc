@@ -581,11 +581,8 @@ TEST(GoTraceTest, StopFencesTheWritersWhenRecordsAreLight) {
       },
       Procs(2));
   std::remove(path.c_str());
-#if defined(GORT_TSAN)
-  EXPECT_FALSE(rt::fenceLight);  // TSan cannot see another thread's fence
-#else
-  EXPECT_EQ(rt::fenceLight, gort::os::processFenceInit());
-#endif
+  // (Whether fenceLight is on here is proc_export_test's to check: off
+  // under ThreadSanitizer, else where the OS has the fence.)
   if (rt::fenceLight) {
     EXPECT_GT(after, before);
   } else {
