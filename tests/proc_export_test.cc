@@ -979,32 +979,45 @@ std::string firstCaller(G* gp) {
 // park.h: mcall and gopark are inline, and chan.cc inlines its park into
 // chansend and chanrecv, so a parked sender or receiver resumes in chansend
 // or chanrecv's own frame, with no return through mcall, gopark or park
-// (each a return the processor mispredicts after a switch).
+// (each a return the processor mispredicts after a switch). An attempt in
+// which sysmon flagged a goroutine does not count: the sender runs on
+// main's time slice (runnext), and flagged it yields at its Send instead
+// of parking there (on a loaded host a sanitizer build's slice can be
+// 10 ms old by then); the next attempt starts on a fresh slice.
 TEST(ParkTest, ParkedSenderAndReceiverResumeInChansendAndChanrecv) {
   RunGuarded(
       [] {
-        auto c = gort::MakeChan<int>();
-        auto d = gort::MakeChan<int>();
-        G* receiver = nullptr;
-        G* sender = nullptr;
-        gort::Go([c, &receiver] {
-          receiver = getg();
-          c.Recv();
-        });
-        gort::Go([d, &sender] {
-          sender = getg();
-          d.Send(1);
-        });
-        gort::Gosched();  // at GOMAXPROCS 1 both run and park
-        ASSERT_EQ(readgstatus(receiver), _Gwaiting);
-        ASSERT_EQ(readgstatus(sender), _Gwaiting);
-        std::string r = firstCaller(receiver);
-        std::string s = firstCaller(sender);
-        c.Send(1);
-        d.Recv();
-        if (r.empty()) GTEST_SKIP() << "no parked-stack walk or symbols here";
-        EXPECT_EQ(r.rfind("gort::internal::chanrecv", 0), 0u) << r;
-        EXPECT_EQ(s.rfind("gort::internal::chansend", 0), 0u) << s;
+        for (int attempt = 0; attempt < 20; attempt++) {
+          std::int64_t before = gort::ReadStats().preempt_requests;
+          auto c = gort::MakeChan<int>();
+          auto d = gort::MakeChan<int>();
+          G* receiver = nullptr;
+          G* sender = nullptr;
+          gort::Go([c, &receiver] {
+            receiver = getg();
+            c.Recv();
+          });
+          gort::Go([d, &sender] {
+            sender = getg();
+            d.Send(1);
+          });
+          gort::Gosched();  // at GOMAXPROCS 1 both run and park
+          std::uint32_t rs = readgstatus(receiver);
+          std::uint32_t ss = readgstatus(sender);
+          std::string r = rs == _Gwaiting ? firstCaller(receiver) : "";
+          std::string s = ss == _Gwaiting ? firstCaller(sender) : "";
+          bool flagged = gort::ReadStats().preempt_requests != before;
+          c.Send(1);
+          d.Recv();
+          if (flagged) continue;
+          ASSERT_EQ(rs, _Gwaiting);
+          ASSERT_EQ(ss, _Gwaiting);
+          if (r.empty()) GTEST_SKIP() << "no parked-stack walk or symbols here";
+          EXPECT_EQ(r.rfind("gort::internal::chanrecv", 0), 0u) << r;
+          EXPECT_EQ(s.rfind("gort::internal::chansend", 0), 0u) << s;
+          return;
+        }
+        FAIL() << "sysmon flagged a goroutine in every attempt";
       },
       Procs(1));
 }
