@@ -172,20 +172,22 @@ traceRecord makeRecord(M* mp, traceEv ev, std::int64_t g, std::int64_t a0,
                        std::int64_t a1, std::uint8_t reason,
                        const traceStamp* at = nullptr) {
   traceRecord r;
-  r.ts = os::cputicks();  // converted by toNanos when the trace stops
   r.g = g;
   r.a0 = a0;
   r.a1 = a1;
   r.m = mp != nullptr ? static_cast<std::int32_t>(mp->id) : -1;
-  r.p = mp != nullptr && mp->p != nullptr ? static_cast<std::int16_t>(mp->p->id)
-                                          : std::int16_t{-1};
+  if (at != nullptr) {  // stamped where it happened
+    r.ts = at->ts;
+    r.p = at->p;
+  } else {
+    r.ts = os::cputicks();  // converted by toNanos when the trace stops
+    r.p = mp != nullptr && mp->p != nullptr
+              ? static_cast<std::int16_t>(mp->p->id)
+              : std::int16_t{-1};
+  }
   r.ev = ev;
   r.reason = reason;
   r.stk = 0;
-  if (at != nullptr) {
-    r.ts = at->ts;
-    r.p = at->p;
-  }
   return r;
 }
 
@@ -433,12 +435,6 @@ int traceWalk(traceStk how, G* gp, std::uintptr_t* pcs, std::uint64_t** tag) {
   return n < 0 ? 0 : n;
 }
 
-// eventStack: traceEventStack's record for mp, walked now; stamped now, or
-// at *at.
-void eventStack(M* mp, traceEv ev, std::int64_t g, traceStk how, G* gp,
-                std::int64_t a0, std::int64_t a1, std::uint8_t reason,
-                const traceStamp* at);
-
 // traceStackID: the id of pcs[0, n) in the running trace's table. A walk the
 // cache answered carries the id the trace gave it (with the trace's
 // traceSeq, as a trace's ids die with it), so no hash or lookup; else the
@@ -454,6 +450,8 @@ std::uint32_t traceStackID(const std::uintptr_t* pcs, int n,
   return id;
 }
 
+// eventStack: traceEventStack's record for mp, walked now; stamped now, or
+// at *at.
 void eventStack(M* mp, traceEv ev, std::int64_t g, traceStk how, G* gp,
                 std::int64_t a0, std::int64_t a1, std::uint8_t reason,
                 const traceStamp* at) {
