@@ -72,6 +72,9 @@ def ci(xs):
     xs = sorted(xs); n = len(xs)
     k = max(0, int(math.floor(n / 2 - 1.96 * math.sqrt(n) / 2)))
     return xs[k], xs[n - 1 - k]
+def med(mode, i=0):
+    # The median over the rounds of one column (0 ns/op, 1 wakes, 2 requests).
+    return statistics.median(v[i] for v in runs[mode].values())
 def ratio(mode, f, width, base="off"):
     rs = [f(runs[mode][r]) / f(runs[base][r]) for r in runs[mode] if r in runs[base]]
     lo, hi = ci(rs)
@@ -86,18 +89,14 @@ print(f"{'mode':6} {'median ns/op':>13} {'ratio to off':>13} {'95% CI':>17}"
       f" {'preempts/1k ops':>16}")
 per_wake = lambda x: x[0] / x[1]
 for mode in ("off", "json", "go"):
-    m = statistics.median(v[0] for v in runs[mode].values())
-    w = statistics.median(v[1] for v in runs[mode].values())
-    p = statistics.median(v[2] for v in runs[mode].values())
+    m, w, p = med(mode), med(mode, 1), med(mode, 2)
     if mode == "off":
         print(f"{mode:6} {m:13.0f} {'':31} {w:9.2f} {'':32} {p:16.2f}")
         continue
     print(f"{mode:6} {m:13.0f} {ratio(mode, lambda x: x[0], 13)} {w:9.2f}"
           f" {ratio(mode, per_wake, 14)} {p:16.2f}")
 if "go119" in runs and "go119-trace" in runs:
-    off = statistics.median(v[0] for v in runs["go119"].values())
-    on = statistics.median(v[0] for v in runs["go119-trace"].values())
     print(f"Go 1.19's own tracer (gortbench-go, runtime/trace; Go's usleep):"
-          f" off {off:.0f} ns/op, traced {on:.0f},"
+          f" off {med('go119'):.0f} ns/op, traced {med('go119-trace'):.0f},"
           f" ratio {ratio('go119-trace', lambda x: x[0], 0, 'go119')}")
 PY
