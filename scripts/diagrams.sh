@@ -15,8 +15,7 @@ for src in docs/diagrams/*.dot; do
   echo "wrote ${src%.dot}.svg"
 done
 
-cmake --preset default >/dev/null
-cmake --build --preset default --target gort-compare
+preset_build default gort-compare
 trace=$(mktemp --suffix=.json)
 trap 'rm -f "$trace"' EXIT
 GORT_TRACE=$trace GORT_TRACE_FORMAT=json build/default/benchmarks/gort-compare --ping \

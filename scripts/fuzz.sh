@@ -15,8 +15,7 @@ scripts/deps.sh libclang-rt-14-dev   # libFuzzer and the sanitizer runtimes
 seconds=${GORT_FUZZ_SECONDS:-60}
 
 echo "== fuzz: build =="
-cmake --preset fuzz >/dev/null
-cmake --build --preset fuzz
+preset_build fuzz
 bin=build/fuzz/tests/fuzz/chan_fuzz
 
 export ASAN_OPTIONS=detect_leaks=1:detect_stack_use_after_return=0

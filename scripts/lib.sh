@@ -9,9 +9,16 @@
 #   installed / missing_of     Debian package checks (dpkg-query)
 #   can_install VAR            root, and $VAR (a *_NO_INSTALL switch) unset
 #   apt_install [OPT] PKG...   apt-get install, never removing a package
-#   release_build TARGET...    configures $GORT_BUILD_DIR (default
-#                              build/release) in Release and builds TARGETs;
-#                              sets build_dir
+#   preset_build PRESET [TARGET...]
+#                              the one way scripts build gort: configures
+#                              the CMake preset's tree (build/PRESET) and
+#                              builds TARGETs (default: the preset's own);
+#                              every compilation goes through ccache
+#   ccache_flags               the launcher flags for a tree that is not
+#                              gort's own (GoogleTest for mingw, a consumer)
+#   release_build TARGET...    preset_build release (or $GORT_BUILD_DIR,
+#                              configured in Release); sets build_dir
+#   ci_event TEXT              notes a retried step for CI's summary
 #   cmake_configure LOG ARG... cmake ARG..., its output in LOG
 #   cmake_build LOG ARG...     cmake --build ARG..., its output in LOG
 #   ctest_logged OUT ARG...    ctest ARG..., its output in OUT
@@ -30,6 +37,15 @@ die() {
 }
 
 now() { date +%s; }
+
+# ci_event TEXT: a step that did not go as planned and was retried or worked
+# around (an apt-get update tried again, an install with pinned versions):
+# said now, and appended to $GORT_CI_EVENTS, which .ci/run sets and lists at
+# the end so a green run cannot hide it.
+ci_event() {
+  say "$*"
+  [ -z "${GORT_CI_EVENTS:-}" ] || echo "$script: $*" >>"$GORT_CI_EVENTS"
+}
 # shell_join ARGS...: the arguments as one line the shell reads back the
 # same (single-quoted where they hold anything but plain characters).
 shell_join() {
@@ -85,9 +101,9 @@ apt_install() {
       say "apt-get update"
       apt-get update -qq && break
       if [ "$try" -eq 3 ]; then
-        say "apt-get update failed 3 times; installing from the lists it got"
+        ci_event "apt-get update failed 3 times; installing from the lists it got"
       else
-        say "apt-get update failed (a mirror mid-sync?); again in 20 s"
+        ci_event "apt-get update failed (a mirror mid-sync?); again in 20 s"
         sleep 20
       fi
     done
@@ -102,7 +118,7 @@ apt_install() {
   [ -n "$pins" ] || return 1
   # shellcheck disable=SC2086 # pins is a list of words
   pins="$pins $(sibling_pins $pins)"
-  say "again, with these Multi-Arch: same packages at one version on every" \
+  ci_event "again, with these Multi-Arch: same packages at one version on every" \
     "architecture (a foreign architecture's index is missing some): $pins"
   # shellcheck disable=SC2086 # pins is a list of words
   apt_get_install --allow-downgrades "$@" "${keep[@]}" $pins
@@ -302,7 +318,34 @@ print_summary() {
   [ $nfail -eq 0 ]
 }
 
-# ---- the Release build of the benchmark and load-test scripts ----------------
+# ---- building: one way, through presets and ccache --------------------------------
+
+# Every build shares one compiler cache (cmake/gort_ccache.cmake puts ccache
+# in front of gort's own trees). These make a clean clone in another folder
+# hit what an earlier clone left: paths under the checkout are hashed as
+# relative ones and the build directory is left out of the hash. Exported,
+# they also serve the trees that are not gort's (ccache_flags).
+export CCACHE_BASEDIR=$root CCACHE_NOHASHDIR=true
+
+# ccache_flags: prints CMake's launcher flags for ccache, if installed.
+ccache_flags() {
+  command -v ccache >/dev/null || return 0
+  echo "-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache"
+}
+
+# preset_build PRESET [TARGET...]: configures build/PRESET from the preset
+# (quietly; again each time, which is cheap, so a changed preset counts) and
+# builds TARGETs, or the build preset's own targets when none is named.
+preset_build() {
+  local p=$1
+  shift
+  cmake --preset "$p" >/dev/null
+  if [ $# -gt 0 ]; then
+    cmake --build --preset "$p" --target "$@"
+  else
+    cmake --build --preset "$p"
+  fi
+}
 
 # release_build TARGET...: the Release tree the measuring scripts share,
 # build/release (the release preset) or $GORT_BUILD_DIR (configured with the
@@ -311,11 +354,11 @@ print_summary() {
 release_build() {
   build_dir=${GORT_BUILD_DIR:-build/release}
   if [ "$build_dir" = build/release ]; then
-    cmake --preset release >/dev/null
-  else
-    cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-      -DGORT_BUILD_TESTS=OFF >/dev/null
+    preset_build release "$@"
+    return
   fi
+  cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DGORT_BUILD_TESTS=OFF >/dev/null
   cmake --build "$build_dir" --target "$@"
 }
 

@@ -10,8 +10,7 @@ set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 scripts/deps.sh
-cmake --preset release >/dev/null
-cmake --build --preset release --target gort-usleep-probe gort-compare
+preset_build release gort-usleep-probe gort-compare
 echo "== gort-usleep-probe =="
 build/release/tools/gort-usleep-probe
 echo

@@ -55,8 +55,9 @@ for h in "$prefix"/include/gort/*.h "$prefix"/include/gort/internal/*.h; do
 done
 
 step "build examples/consumer with find_package(gort)"
+# shellcheck disable=SC2046 # ccache_flags prints separate words
 cmake -S examples/consumer -B "$out/consumer" -G Ninja \
-  -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix"
+  -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" $(ccache_flags)
 cmake --build "$out/consumer"
 # The consumer's compile lines carry no Abseil and no forced includes.
 cmds=$(ninja -C "$out/consumer" -t commands)

@@ -11,10 +11,9 @@ presets=("$@")
 [ ${#presets[@]} -eq 0 ] && presets=(asan tsan)
 for p in "${presets[@]}"; do
   echo "== $p: build =="
-  cmake --preset "$p" >/dev/null
   # The tsan preset's TSAN_OPTIONS (CMakePresets.json) reach the build,
   # which lists each test binary's tests, and the tests.
-  cmake --build --preset "$p"
+  preset_build "$p"
   echo "== $p: tests =="
   # ThreadSanitizer counts every goroutine's fiber as a thread (8128 at
   # most) and is slow to make them: heavy tests run a tenth of their size.

@@ -25,8 +25,7 @@ set -euo pipefail
 secs=${1:-60}
 if ! [[ $secs =~ ^[0-9]+$ ]] || [ "$secs" -eq 0 ]; then die "usage: $0 [seconds]"; fi
 scripts/deps.sh wrk
-if [ ! -f build/default/build.ninja ]; then cmake --preset default >/dev/null; fi
-cmake --build --preset default --target gort-example-http gort-churn >/dev/null
+preset_build default gort-example-http gort-churn >/dev/null
 server=build/default/examples/gort-example-http
 churn=build/default/tools/gort-churn
 

@@ -9,12 +9,10 @@ set -euo pipefail
 scripts/deps.sh redis-server libhiredis-dev libcurl4-openssl-dev
 
 echo "== build (RelWithDebInfo) =="
-cmake --preset default >/dev/null
-cmake --build --preset default
+preset_build default
 
 echo "== thread-safety analysis (clang -Wthread-safety -Werror) =="
-cmake --preset clang-tsa >/dev/null
-cmake --build --preset clang-tsa --target gort
+preset_build clang-tsa gort
 
 echo "== benchmarks smoke run =="
 build/default/benchmarks/gort-compare --smoke

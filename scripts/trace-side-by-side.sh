@@ -38,8 +38,7 @@ for arg in "$@"; do
 done
 command -v go >/dev/null || die "go (Debian's golang-go) is needed"
 
-cmake --preset default >/dev/null
-cmake --build --preset default --target gort-compare >/dev/null
+preset_build default gort-compare >/dev/null
 bin=build/default/benchmarks
 out=build/default/side-by-side
 mkdir -p "$out"

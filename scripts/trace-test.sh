@@ -31,8 +31,7 @@ command -v npm >/dev/null || scripts/deps.sh nodejs npm
 [ -x /usr/bin/chromium ] || die "/usr/bin/chromium missing"
 
 echo "== build gort-compare and gort-trace =="
-cmake --preset default >/dev/null
-cmake --build --preset default --target gort-compare gort-trace \
+preset_build default gort-compare gort-trace \
   gort-trace-known gort-example-echo
 
 out=build/default/trace-ui

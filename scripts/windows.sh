@@ -145,9 +145,10 @@ failed=0
 build_gtest() {
   local t=$1 dir=$2
   [ -f "$dir/googletest/lib/cmake/GTest/GTestConfig.cmake" ] && return 0
+  # shellcheck disable=SC2046 # ccache_flags prints separate words
   cmake -S /usr/src/googletest -B "$dir/googletest-build" -G Ninja \
     -DCMAKE_TOOLCHAIN_FILE="$root/cmake/toolchains/windows-$t.cmake" \
-    -DCMAKE_BUILD_TYPE=Release -DBUILD_GMOCK=OFF \
+    -DCMAKE_BUILD_TYPE=Release -DBUILD_GMOCK=OFF $(ccache_flags) \
     -DCMAKE_INSTALL_PREFIX="$root/$dir/googletest" &&
     cmake --build "$dir/googletest-build" -j "$jobs" &&
     cmake --install "$dir/googletest-build"
