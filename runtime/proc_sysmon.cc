@@ -239,7 +239,8 @@ void sysmon() {
           lock(&sched.lock);
           sched.sysmonwait.store(false, std::memory_order_release);
           noteclear(&sched.sysmonnote);
-          // Woken early (a syscall returned): bet on more syscalls to retake
+          // Woken early (by wakeSysmon: a syscall entered or left with an
+          // idle P taken; or by startTheWorld): bet on more syscalls to retake
           // and start the back-off again. Woken by the timeout (a timer is
           // due): keep the back-off, as Go does, so a program that mostly
           // sleeps does not pay for 50 quick rounds after every wake-up.

@@ -3,9 +3,11 @@
 
 gort keeps Go's names and says so in comments: "schedule mirrors Go's
 schedule", "(Go's entersyscallblock)". This check collects every "Go's X"
-in runtime/ (*.cc, *.h, *.S) and looks X up in Go 1.19's source: runtime/,
-and for gort's non-runtime twins sync/, time/, context/, net/ and
-internal/poll/. X may name
+in runtime/ and pkg/ (*.cc, *.h, *.S) and in the diagrams' sources
+(docs/diagrams/*.dot: comments and labels alike, a label's line break \\n
+read as a space) and looks X up in Go 1.19's source: runtime/, and for
+gort's non-runtime twins sync/, time/, context/, net/ and internal/poll/.
+X may name
 
   - a function (in Go or assembly), type, var or const (schedule, goexit,
     schedt, sched, _Grunning);
@@ -289,21 +291,37 @@ class GoSource:
         return shown, first
 
 
+# Where citations are looked for: directory, file endings.
+CITING = [("runtime", (".cc", ".h", ".S")), ("pkg", (".cc", ".h", ".S")),
+          ("docs/diagrams", (".dot",))]
+
+
 def sources(root):
-    """(path, text) of every C++ and assembly file in runtime/ and pkg/."""
-    walks = [os.walk(os.path.join(root, d)) for d in ("runtime", "pkg")]
-    for dirpath, _, filenames in sorted(w for walk in walks for w in walk):
-        for f in sorted(filenames):
-            if f.endswith((".cc", ".h", ".S")):
-                path = os.path.join(dirpath, f)
-                with open(path, encoding="utf-8") as fh:
-                    yield path, fh.read()
+    """(path, text) of every C++ and assembly file in runtime/ and pkg/, and
+    of every Graphviz source in docs/diagrams/."""
+    found = []
+    for d, ends in CITING:
+        for dirpath, _, filenames in os.walk(os.path.join(root, d)):
+            found += [os.path.join(dirpath, f) for f in filenames
+                      if f.endswith(ends)]
+    for path in sorted(found, key=lambda p: os.path.split(p)):
+        with open(path, encoding="utf-8") as fh:
+            yield path, fh.read()
+
+
+def searchable(path, text):
+    """text as CITE reads it: in a .dot, a label's escaped line break (\\n,
+    \\l, \\r) becomes two spaces, so "Go's wakep\\n(proc.go:2380)" is one
+    citation with its line; offsets and line numbers stay those of text."""
+    if path.endswith(".dot"):
+        return re.sub(r"\\[nlr]", "  ", text)
+    return text
 
 
 def citations(root):
-    """(path, line, name, release, tail) of every citation in runtime/, pkg/."""
+    """(path, line, name, release, tail) of every citation sources() has."""
     for path, text in sources(root):
-        for m in CITE.finditer(text):
+        for m in CITE.finditer(searchable(path, text)):
             name = m.group("name").rstrip(".")
             at = (m.group("file"), int(m.group("line"))) \
                 if m.group("at") else None
@@ -336,7 +354,7 @@ def add_lines(root, go):
     added, left = 0, []
     for path, text in sources(root):
         out, pos = [], 0
-        for m in CITE.finditer(text):
+        for m in CITE.finditer(searchable(path, text)):
             name = m.group("name").rstrip(".")
             if (m.group("at") or m.group("tail") or name in PROSE or
                     m.group("ver") and m.group("ver") != "1.19" or

@@ -5,10 +5,12 @@
 // key the portable poller chose in the event's 64-bit data (so the layout
 // is the same on every architecture, packed epoll_event or not).
 //
-// Go rounds poll timeouts up to whole milliseconds; gort's high-resolution
+// Go's netpoll (netpoll_epoll.go:106) waits in whole milliseconds: a wait
+// under 1 ms becomes 1 ms, a longer one is cut down. gort's high-resolution
 // mode must not, so a timed wait uses epoll_pwait2 (nanoseconds, Linux 5.11)
 // and, where the kernel lacks it (ENOSYS at init), a timerfd in the set armed
-// for each timed wait. Low-resolution mode rounds as Go does.
+// for each timed wait. Low-resolution mode rounds as Go does
+// (netpollWaitMs).
 #include <errno.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>

@@ -53,7 +53,8 @@ int netpollBreak();
 // netpoll: waits at most delay ns (< 0: until an event or a break, 0: not
 // at all) and stores up to max ready descriptors in ev; returns how many.
 // highRes: honour delay to the nanosecond (epoll_pwait2, or a timerfd in
-// the set); otherwise round it up to whole milliseconds as Go does. A break
+// the set); otherwise wait in whole milliseconds (Linux: netpollWaitMs, as
+// Go does; Windows: rounded up). A break
 // or an interrupted wait returns 0 early (Go's netpoll (netpoll_epoll.go:106));
 // a failed wait returns -errno (the runtime throws).
 std::int32_t netpoll(std::int64_t delay, bool highRes, PollEvent* ev,
