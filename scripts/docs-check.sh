@@ -3,9 +3,9 @@
 # them in full). Fails on
 #   - README.md over 120 lines, or a page under docs/ over 500 (the notebook
 #     docs/notes/ included; the generated docs/results/ files are not pages);
-#   - a word of the development process in any tracked file: sessions,
-#     "stop N", issue numbers, and outside docs/notes/ the host's hours and
-#     days ("a slow hour");
+#   - a word of the development process in any tracked file (the words
+#     are listed in tools/check_docs.py; the dated notebook docs/notes/ may
+#     say when, the rest of the tree may not);
 #   - a relative link of README.md or docs/ that names no file or heading;
 #   - docs/performance.md's copy of docs/results/compare-*.md differing from
 #     those files.
