@@ -141,8 +141,8 @@ constexpr Benchmark GortOnly(const char* name, void (*loop)(std::int64_t)) {
 }
 
 // The rows and their targets (paired ratio gort/Go at GOMAXPROCS 1 unless
-// stated, or absolute for memory). Append new rows
-// here; a row's Go twin in gortbench-go has the same name.
+// stated, or absolute for memory). Append new rows here; a row's Go twin in
+// gortbench-go has the same name.
 constexpr Benchmark kBenchmarks[] = {
     {"ChanToSyscallPing",
      Kind::kLoop,
@@ -161,7 +161,7 @@ constexpr Benchmark kBenchmarks[] = {
     // A burst whose goroutines stay parked (time and peak RSS).
     Sized("ParkBurst", gort::bench::ParkBurst, gort::bench::kParkBurst,
           Goal::kRatio, 0.8, 1, 1.0),
-    // The targets from here on: ahead of Go on every CPU.
+    // Ahead of Go on every CPU.
     Loop("ChanBuffered", gort::bench::ChanBuffered, Goal::kRatio, 0.8),
     Loop("Select2", gort::bench::Select2, Goal::kRatio, 0.9),
     Loop("ChanContended", gort::bench::ChanContended, Goal::kNone, 0),
