@@ -46,7 +46,8 @@
 // (BenchmarkChanToChanPing-gort-1, BenchmarkChanToChanPing-go-1,
 // BenchmarkChanToChanPing-go-slack1ns-1, ...), then per GOMAXPROCS a table,
 // then FanOut's scaling over the GOMAXPROCS sweep. --markdown writes the
-// same into docs/performance.md with the commit, machine, date and command.
+// same, with the commit, machine, date and command, into a generated file,
+// docs/results/compare-<cpu>.md by default (docs/performance.md copies it).
 // The Park benchmarks report resident memory per parked goroutine instead of
 // time; Skynet reports the peak RSS as well.
 //
@@ -139,9 +140,9 @@ constexpr Benchmark GortOnly(const char* name, void (*loop)(std::int64_t)) {
   return b;
 }
 
-// The rows and the targets of the performance issues (paired ratio gort/Go
-// at GOMAXPROCS 1 unless stated, or absolute for memory). Append new rows
-// here; a row's Go twin in gortbench-go has the same name.
+// The rows and their targets (paired ratio gort/Go at GOMAXPROCS 1 unless
+// stated, or absolute for memory). Append new rows here; a row's Go twin in
+// gortbench-go has the same name.
 constexpr Benchmark kBenchmarks[] = {
     {"ChanToSyscallPing",
      Kind::kLoop,
@@ -157,10 +158,10 @@ constexpr Benchmark kBenchmarks[] = {
     Loop("Spawn", gort::bench::Spawn, Goal::kRatio, 0.5),
     Sized("SpawnBurst", gort::bench::SpawnBurst, gort::bench::kSpawnBurst,
           Goal::kRatio, 0.8),
-    // Issue 27: a burst whose goroutines stay parked (time and peak RSS).
+    // A burst whose goroutines stay parked (time and peak RSS).
     Sized("ParkBurst", gort::bench::ParkBurst, gort::bench::kParkBurst,
           Goal::kRatio, 0.8, 1, 1.0),
-    // Issue 27: ahead of Go on every CPU.
+    // Ahead of Go on every CPU.
     Loop("ChanBuffered", gort::bench::ChanBuffered, Goal::kRatio, 0.8),
     Loop("Select2", gort::bench::Select2, Goal::kRatio, 0.9),
     Loop("ChanContended", gort::bench::ChanContended, Goal::kNone, 0),
@@ -168,8 +169,8 @@ constexpr Benchmark kBenchmarks[] = {
     Loop("FanOut", gort::bench::FanOut, Goal::kNone, 0),
     Sized("Skynet", gort::bench::Skynet, gort::bench::kSkynetLeaves,
           Goal::kRatio, 0.7, 2, 1.0),
-    // The network poller (issue 13; benchmarks/net_loops.h).
-    // Issue 27: both also within 1.05x the same op in plain C (the floor).
+    // The network poller (benchmarks/net_loops.h). The two ping-pongs are
+    // also judged within 1.05x the same op in plain C (the floor).
     WithCFloor(Loop("TCPPingPong", gort::bench::TCPPingPong, Goal::kRatio, 1.0),
                1.05),
     WithCFloor(
@@ -190,7 +191,9 @@ constexpr int kDefaultCount = 10;
 constexpr int kDefaultMaxCountFactor = 3;  // --max-count: 3 x --count.
 constexpr std::int64_t kSmokeN = 100;
 constexpr std::int64_t kSmokeGoroutines = 1000;
-constexpr const char* kDefaultMarkdown = "docs/performance.md";
+// --markdown without a PATH: ParseFlags fills in TOPIC (compare, or
+// load-test with --samples) and CPU (CpuSlug: this machine's CPU model).
+constexpr const char* kDefaultMarkdown = "docs/results/TOPIC-CPU.md";
 
 }  // namespace
 
@@ -231,7 +234,7 @@ void PrintUsage(FILE* out) {
       "in random order within a round; Go runs twice per round, as shipped\n"
       "and with 1 ns timer slack. Prints Go benchmark lines and a table per\n"
       "GOMAXPROCS: medians, paired ratios gort/Go against both Go columns,\n"
-      "the issue's target, the 95%% confidence interval of the judged\n"
+      "the row's target, the 95%% confidence interval of the judged\n"
       "ratio and the verdict (met, missed or inconclusive).\n"
       "\n"
       "With --ping (the main job): no Go; the ping family of Go's CL 248699\n"
@@ -271,13 +274,15 @@ void PrintUsage(FILE* out) {
       "                     sysmon wakes, steals, goroutines stolen) to\n"
       "                     gort's result lines\n"
       "  --markdown[=PATH]  also write the results, with the commit, the\n"
-      "                     machine, the date and this command, into PATH\n"
-      "                     (default %s) between its gort-compare markers\n"
+      "                     machine, the date and this command, to PATH,\n"
+      "                     replacing the whole file (default %s:\n"
+      "                     TOPIC compare, or load-test with --samples; CPU\n"
+      "                     the CPU model as a file name, e.g. amd-epyc)\n"
       "  --note=TEXT        a sentence for the markdown (e.g. the load)\n"
       "  --samples=FILE     judge samples measured elsewhere instead of\n"
       "                     running: lines \"point impl round rps p99-ms\"\n"
       "                     (impl gort or go; scripts/load-test.sh); with\n"
-      "                     --markdown, between the gort-load-test markers\n"
+      "                     --markdown, their table goes to that file\n"
       "  --smoke            every benchmark once per implementation and\n"
       "                     GOMAXPROCS with N=%d (Park, SpawnBurst's burst,\n"
       "                     Skynet's leaves: %d; Park1M skipped), no table;\n"
@@ -403,6 +408,11 @@ Config ParseFlags(int argc, char** argv) {
   gort::bench::FlagReader flags(argc, argv, UsageError);
   while (flags.Next()) {
     if (!config.Parse(flags, PrintUsage)) ParseOwnFlag(flags, config);
+  }
+  if (config.markdown == kDefaultMarkdown) {
+    config.markdown = std::string("docs/results/") +
+                      (config.samples.empty() ? "compare-" : "load-test-") +
+                      CpuSlug() + ".md";
   }
   if (config.usleep.empty())
     config.usleep = config.ping ? "lowres,highres" : "auto";

@@ -318,16 +318,15 @@ std::string MachineText();
 // The commit of the git work tree around dir ("+dirty" if it differs).
 std::string CommitText(const std::string& dir);
 
-// Writes block between path's gort-compare markers for this machine's CPU
-// model (appends a block if it has none yet).
+// Writes block as the whole file path (a generated results file).
 bool WriteMarkdown(const std::string& path, const std::string& block);
 
 // This machine's CPU model, or "an unknown CPU".
 std::string CpuModelOrUnknown();
 
-// Writes block between the lines begin and end of path (appends if missing).
-bool WriteMarkdownBetween(const std::string& path, const std::string& begin,
-                          const std::string& end, const std::string& block);
+// This machine's CPU model as a file name ("amd-epyc"; "unknown-cpu"): the
+// default --markdown file is docs/results/<topic>-<this>.md.
+std::string CpuSlug();
 
 // ---------------------------------------------------------------------------
 // Samples measured elsewhere (compare_samples.cc).
@@ -336,8 +335,7 @@ bool WriteMarkdownBetween(const std::string& path, const std::string& begin,
 // load generators' results, scripts/load-test.sh), prints per point the
 // medians and the paired gort/Go ratios with their 95% confidence intervals
 // and verdicts (requests/s at least 1.0x Go's, p99 at most 1.0x), and with
-// --markdown writes them between the gort-load-test markers; the exit
-// status.
+// --markdown writes them to that file, whole; the exit status.
 int RunSamples(const Config& config);
 
 }  // namespace gort_compare

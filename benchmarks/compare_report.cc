@@ -425,50 +425,35 @@ std::string CommitText(const std::string& dir) {
   return commit;
 }
 
-// The CPU model compare.sh's results are kept under, one block each.
+// The CPU model a results file is headed by.
 std::string CpuModelOrUnknown() {
   std::string cpu = gort::bench::CpuModel();
   return cpu.empty() ? std::string("an unknown CPU") : cpu;
 }
 
-// Replaces the block of this machine's CPU model between its markers in
-// path, or appends one after the others: the results of each CPU model
-// compare.sh has seen stay in the file.
-bool WriteMarkdown(const std::string& path, const std::string& block) {
-  const std::string cpu = CpuModelOrUnknown();
-  return WriteMarkdownBetween(
-      path,
-      "<!-- gort-compare:begin cpu=\"" + cpu +
-          "\" (written by gort-compare --markdown; do not edit by hand) -->",
-      "<!-- gort-compare:end cpu=\"" + cpu + "\" -->", block);
+// CpuModel() as a file name: lower-case ASCII letters and digits, each run
+// of other bytes one '-' ("AMD EPYC" -> "amd-epyc"), "unknown-cpu" when
+// there is no model. scripts/results.sh's cpu_slug spells it the same.
+std::string CpuSlug() {
+  std::string slug;
+  for (char c : gort::bench::CpuModel()) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) {
+      slug += c;
+    } else if (!slug.empty() && slug.back() != '-') {
+      slug += '-';
+    }
+  }
+  if (!slug.empty() && slug.back() == '-') slug.pop_back();
+  return slug.empty() ? std::string("unknown-cpu") : slug;
 }
 
-bool WriteMarkdownBetween(const std::string& path, const std::string& begin,
-                          const std::string& end, const std::string& block) {
-  const char* kMarkdownBegin = begin.c_str();
-  const char* kMarkdownEnd = end.c_str();
-  std::string text;
-  if (std::FILE* f = std::fopen(path.c_str(), "re")) {
-    char buf[4096];
-    std::size_t r;
-    while ((r = std::fread(buf, 1, sizeof(buf), f)) > 0) text.append(buf, r);
-    std::fclose(f);
-  }
-  const std::string full =
-      std::string(kMarkdownBegin) + "\n" + block + kMarkdownEnd + "\n";
-  const std::size_t b = text.find(kMarkdownBegin);
-  const std::size_t e = b == std::string::npos ? b : text.find(kMarkdownEnd, b);
-  if (b != std::string::npos && e != std::string::npos && e > b) {
-    std::size_t after = e + std::strlen(kMarkdownEnd);
-    if (after < text.size() && text[after] == '\n') ++after;
-    text = text.substr(0, b) + full + text.substr(after);
-  } else {
-    if (!text.empty() && text.back() != '\n') text += "\n";
-    text += (text.empty() ? "" : "\n") + full;
-  }
+// Writes block as the whole of path: a results file is generated, and each
+// run replaces it (docs/results/, one file per topic and CPU model).
+bool WriteMarkdown(const std::string& path, const std::string& block) {
   std::FILE* f = std::fopen(path.c_str(), "we");
   if (f == nullptr) return false;
-  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  const bool ok = std::fwrite(block.data(), 1, block.size(), f) == block.size();
   return std::fclose(f) == 0 && ok;
 }
 

@@ -112,7 +112,7 @@ std::string FormatPoints(const std::vector<Point>& points, int* met,
   return gort::bench::FormatTable(t);
 }
 
-// The block written between the gort-load-test markers.
+// The file --markdown writes (docs/results/load-test-<cpu>.md by default).
 std::string FormatLoadMarkdown(const Config& config, const std::string& table,
                                int met, int missed, int other) {
   std::string md =
@@ -145,10 +145,8 @@ int RunSamples(const Config& config) {
   std::printf("%d met, %d missed, %d inconclusive or failed\n", met, missed,
               other);
   if (config.markdown.empty()) return 0;
-  if (!WriteMarkdownBetween(
-          config.markdown, "<!-- gort-load-test:begin -->",
-          "<!-- gort-load-test:end -->",
-          FormatLoadMarkdown(config, table, met, missed, other))) {
+  if (!WriteMarkdown(config.markdown,
+                     FormatLoadMarkdown(config, table, met, missed, other))) {
     std::fprintf(stderr, "gort-compare: cannot write %s\n",
                  config.markdown.c_str());
     return 1;

@@ -1,4 +1,4 @@
-// benchmarks/net_loops.h: the network poller's benchmarks (issue 13), with
+// benchmarks/net_loops.h: the network poller's benchmarks, with
 // Go twins in benchmarks/go/net.go: TCP ping-pong over loopback on one
 // connection and on 100 at once, streaming 1 MiB blocks, and
 // ChanToNetpollPing, ping_loops.h's ChanToSyscallPing with the event read

@@ -54,7 +54,7 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool park(hchan* c, waitq* q, void* ep,
   // The G's own sudog, not one from the P's cache (Go's acquireSudog
   // (proc.go:379)): a goroutine waits in one plain send or receive at a
   // time, and the cache's take and give back, zeroing included, were 7 % of
-  // ChanToChanPing's profile (docs/performance.md).
+  // ChanToChanPing's profile (docs/notes/performance-switch.md).
   sudog* mysg = &gp->chanWait;
   mysg->elem = ep;
   mysg->g = gp;
@@ -146,7 +146,7 @@ void waitq::dequeueSudoG(sudog* sg) {
 // read-modify-write: every writer holds c->lock, as in Go's chansend
 // (chan.go:227), whose qcount++ is a plain add, and a locked add here was a
 // third locked instruction per operation beside lock's and unlock's
-// exchanges (docs/performance.md, ChanBuffered).
+// exchanges (docs/notes/performance.md, ChanBuffered).
 void bufpush(hchan* c, void* ep) {
   c->ops->move(c->slot(c->sendx), ep);
   if (++c->sendx == c->dataqsiz) c->sendx = 0;

@@ -11,7 +11,8 @@
 // returned from mcall into gopark, from gopark into the channel's park, and
 // from there into chanrecv. Inline, the switch is made in the parking
 // function's own frame (chan.cc inlines its park into chansend and chanrecv
-// too), and ChanToChanPing took about 0.72 of the time (docs/performance.md).
+// too), and ChanToChanPing took about 0.72 of the time
+// (docs/notes/performance-log.md).
 // Go's mcall (stubs.go:40) is assembly called from gopark, so Go pays these
 // returns; gort's g0 side already resumes by a jump (gogoback in schedule).
 #ifndef GORT_RUNTIME_PARK_H_

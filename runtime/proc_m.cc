@@ -59,7 +59,7 @@ void mexit(M* mp) { throw mExit{}; }
 
 // mReserveID mirrors Go's mReserveID (proc.go:773): counting the M before
 // sched.lock is dropped keeps checkdead from seeing a moment with no running M
-// while an M is on its way to run a P (Go issue 40368).
+// while an M is on its way to run a P (golang.org/issue/40368).
 std::int64_t mReserveID() { return sched.mnext++; }
 
 // newm mirrors Go's newm (proc.go:2096): a new M and thread, starting with pp

@@ -231,8 +231,8 @@ traceChunk* newTouchedChunk() {
 // prefaultPool fills the pool to kPoolStart chunks (12 MiB), each touched:
 // a chunk's first records would otherwise take a page fault every 85 records
 // on the traced goroutines' own paths, which cost ChanToSyscallPing +15 %
-// traced as JSON in a VM (docs/trace.md). Past them, sysmon keeps the pool
-// topped up (traceRefillPool).
+// traced as JSON in a VM (docs/notes/trace-cost-records.md). Past them, sysmon
+// keeps the pool topped up (traceRefillPool).
 void prefaultPool() {
   lock(&traceLock);
   while (poolChunks < kPoolStart) poolPush(newTouchedChunk());
@@ -507,8 +507,8 @@ void tracePrefetchSlow(M* mp) {
 // chunk to the pool when fewer than kPoolLow are left, so a trace longer than
 // the chunks StartTrace touched still takes its page faults (48 a chunk) on
 // sysmon's thread, not on the traced goroutines' paths, where they widen the
-// race docs/trace.md ("Cost") describes (a 60000-op ChanToSyscallPing traced
-// took 1.15-1.17x untraced without this, 1.07-1.15x with it).
+// race docs/notes/trace-cost-records.md describes (a 60000-op ChanToSyscallPing
+// traced took 1.15-1.17x untraced without this, 1.07-1.15x with it).
 void traceRefillPool() {
   if (poolReady.load(std::memory_order_relaxed) >= kPoolLow) return;
   traceChunk* c = newTouchedChunk();
@@ -560,8 +560,8 @@ void traceUsleepFlush() {
 // on its note, traceSysmonIdle), not right after this one: sysmon wakes to
 // retake a P, and a record written first (0.2-0.3 us on a thread just
 // woken, its caches cold) would delay the retake and every wake-up that
-// follows it (docs/trace.md). A usleep in progress when the trace stops is
-// not recorded.
+// follows it (docs/notes/trace-cost-records.md). A usleep in progress when the
+// trace stops is not recorded.
 void traceUsleepSlow(std::uint32_t usec) {
   traceUsleepFlush();
   if (traceOwnSkip()) {  // Go's format has no usleep event

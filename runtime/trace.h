@@ -91,7 +91,7 @@ void traceEvent(traceEv ev, std::int64_t g, std::int64_t a0 = 0,
 // only when it is the first record of the calling M since the M took or
 // dropped a P, which is all the writer reads from it (trace_go.cc's handle),
 // so the file is the same and a record is saved (20-50 ns in place, on the
-// scheduler's own path; docs/trace.md, "Cost").
+// scheduler's own path; docs/notes/trace-cost-records.md).
 void traceOwnEvent(traceEv ev, std::int64_t a0 = 0, std::int64_t a1 = 0);
 // traceOwnSkip: traceOwnEvent would not record now.
 bool traceOwnSkip();
@@ -200,7 +200,7 @@ void traceGoSysCallAtSlow(G* gp, const traceStamp& at);
 // traceGoSysCallAt is traceGoSysCall for entersyscall, stamped (at) while
 // the goroutine still held its P and written once the P is _Psyscall: the
 // walk and the record then lengthen no window in which sysmon finds the P
-// running and flags its goroutine (docs/trace.md, "Cost"). The file is the
+// running and flags its goroutine (docs/notes/trace-cost.md). The file is the
 // same as if it were written at the stamp.
 inline void traceGoSysCallAt(G* gp, const traceStamp& at) {
   if (at.on) traceGoSysCallAtSlow(gp, at);

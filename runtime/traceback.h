@@ -25,7 +25,8 @@ void executeWaitThaw(M* mp);
 // another thread (fenceLight, lock.h), execute's half is a plain store and
 // load and freezetheworld's half fences every running thread between its
 // store and its loads: no locked instruction on the switch path, which on
-// some hosts costs a tenth of a channel round trip (docs/performance.md).
+// some hosts costs a tenth of a channel round trip
+// (docs/notes/performance-switch.md).
 // Else both halves are sequentially consistent.
 inline void executeEnter(M* mp) {
   if (fenceLight) {

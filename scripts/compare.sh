@@ -8,12 +8,16 @@
 # confidence interval of the judged ratio, verdict met/missed/inconclusive).
 # TCPPingPong and TCPPingPong100 also run, at GOMAXPROCS 1, the same op in
 # plain C (gort-tcp-floor-c, benchmarks/c: one thread, one epoll loop) in the
-# same rounds, and are judged against it too (issue 27's floor).
-# Takes about 15 minutes on 2 CPUs (inconclusive rows get more rounds).
+# same rounds, and are judged against it too (the floor: at most 1.05x).
+# Takes about 13 minutes on 2 CPUs: each GOMAXPROCS of the sweep (1 to the
+# CPU count) is about 550 measurements of some 0.6 s each (10 rounds of every
+# row, each measurement a fresh process growing N to --benchtime), and a row
+# still inconclusive gets more rounds, up to 3 x --count. A results file
+# (--markdown) records how long its run took.
 #
 # Extra arguments go to gort-compare, e.g.:
 #   scripts/compare.sh --bench='Ping|Gosched' --count=10 --benchtime=1s
-#   scripts/compare.sh --markdown --note='...'   # rewrite docs/performance.md
+#   scripts/compare.sh --markdown --note='...'   # docs/results/compare-<cpu>.md
 #   scripts/compare.sh --smoke
 # Set GORT_BUILD_DIR to build elsewhere than build/release (it is configured
 # with the project's defaults plus -DGORT_BUILD_TESTS=OFF when it is not the

@@ -7,25 +7,30 @@
 # 200 ms BLPOP throughout, the 5 ms ticker goroutine's worst lateness and
 # the process's thread count, with and without the hooks: what the hooks
 # buy. Also gort-hooks-cost: a libc call's cost with the hooks idle. Prints
-# a markdown table (medians over the rounds) and, by default, writes both
-# into docs/hooks.md between their markers.
+# a markdown table (medians over the rounds) and, by default, writes both,
+# with the commit, machine and date, to a generated file rewritten whole,
+# docs/results/load-test-hooks-<cpu>.md (scripts/results.sh; docs/hooks.md
+# links to it).
 # scripts/load-test.sh (the example servers) is the other half of the load
 # tests, and runs this one after its own points.
 #
 #   scripts/load-test-hooks.sh                 # 3 rounds, about 2 minutes
 #   scripts/load-test-hooks.sh --rounds=5 --clients=1000 --ops=100
-#   scripts/load-test-hooks.sh --quick         # 1 round, 100 clients, no doc
+#   scripts/load-test-hooks.sh --quick         # 1 round, 100 clients, no file
 #
 # The clients, redis-server and the runtime share the machine's CPUs; the
 # numbers move with its load.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=scripts/results.sh
+. "$(dirname "$0")/results.sh"
 
+args=("$@")
 rounds=3
 clients=1000
 ops=100
-markdown=docs/hooks.md
+markdown=$(results_file load-test-hooks)
 for arg in "$@"; do
   case $arg in
   --quick)
@@ -95,7 +100,7 @@ row() {  # row LABEL KEY
   l=$(med "${late[$2]}")
   printf '| %s | %.0f | %s | %s |\n' "$1" "$(med "${rate[$2]}")" "$t" "$l"
 }
-cpu=$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')
+cpu=$(cpu_model)
 table=$(
   echo "$clients clients x $ops SET+GET pairs each; medians of $rounds rounds;"
   echo "$(date -u +%Y-%m-%d), $cpu, $(nproc) CPUs, shared and noisy machine."
@@ -119,16 +124,21 @@ cost_md=$(
   echo '```'
 )
 if [ -n "$markdown" ]; then
-  # between MARKER:begin and MARKER:end in the document, for each pair
-  python3 - "$markdown" gort-load-test-hooks "$table" gort-hooks-cost "$cost_md" <<'PY'
-import sys
-path, pairs = sys.argv[1], sys.argv[2:]
-text = open(path).read()
-for marker, body in zip(pairs[::2], pairs[1::2]):
-    begin, end = "<!-- %s:begin -->" % marker, "<!-- %s:end -->" % marker
-    i, j = text.index(begin) + len(begin), text.index(end)
-    text = text[:i] + "\n" + body + "\n" + text[j:]
-open(path, "w").write(text)
-PY
+  {
+    echo "## hiredis on goroutines, with and without gort::hooks (written by \`scripts/load-test-hooks.sh\`)"
+    echo
+    echo "- gort commit: \`$(results_commit)\`"
+    echo "- machine: $(uname -sr) $(uname -m), $(nproc) CPUs ($cpu)"
+    echo "- date: $(date -u); load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"
+    echo "- command: \`scripts/load-test-hooks.sh${args[*]+ $(shell_join "${args[@]}")}\`"
+    echo
+    echo "### A call the hooks have nothing to do for (gort-hooks-cost)"
+    echo
+    printf '%s\n' "$cost_md"
+    echo
+    echo "### hiredis against redis-server"
+    echo
+    printf '%s\n' "$table"
+  } >"$markdown"
   echo "load-test-hooks: tables written to $markdown"
 fi

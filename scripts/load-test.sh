@@ -8,8 +8,10 @@
 # gort-compare --samples then pairs the rounds and prints, per point, the
 # median requests/s and p99 of each side and the 95% confidence interval of
 # the paired ratio gort/Go, judged against the targets (requests/s at least
-# 1.0x Go's, p99 at most 1.0x); by default it writes that table into
-# docs/performance.md between its gort-load-test markers.
+# 1.0x Go's, p99 at most 1.0x); by default it writes that table, with the
+# commit, machine and date, to a generated file rewritten whole,
+# docs/results/load-test-<cpu>.md (scripts/results.sh; docs/performance.md
+# links to it).
 #
 #   scripts/load-test.sh                 # 6 rounds, about 20 minutes on 2 CPUs
 #   scripts/load-test.sh --rounds=10 --duration=5 --note='...'
@@ -26,10 +28,12 @@
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=scripts/results.sh
+. "$(dirname "$0")/results.sh"
 
 rounds=6
 duration=3
-markdown=docs/performance.md
+markdown=$(results_file load-test)
 note=""
 procs_list="1 2"
 conns_list="10 1000"
@@ -183,7 +187,7 @@ both() {
 }
 
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
-cpu=$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')
+cpu=$(cpu_model)
 t0=$(now)
 say "$rounds rounds of ${duration} s measurements on $cpu; load $load_start"
 for round in $(seq "$rounds"); do

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The system calls one TCP round trip costs (issue 27): TCPPingPong and
+# The system calls one TCP round trip costs: TCPPingPong and
 # TCPPingPong100 at GOMAXPROCS 1 in gort (gort-compare --child), Go 1.19
 # (gortbench-go) and the C floor (gort-tcp-floor-c: one thread, one epoll
 # loop), each counted by `strace -f -c` over all its threads.
@@ -16,19 +16,22 @@
 #
 # Usage: scripts/tcp-syscalls.sh [--markdown[=PATH]] [--note=TEXT] [N1 N2]
 #   N1 N2       the two iteration counts (default 2000 12000)
-#   --markdown  also write the tables into PATH (default docs/performance.md)
-#               between its gort-tcp-syscalls markers
+#   --markdown  also write the tables, with the commit, machine and date, to
+#               PATH, replacing the whole file (default
+#               docs/results/tcp-syscalls-<cpu>.md, scripts/results.sh)
 # Builds gort-compare (with gortbench-go and gort-tcp-floor-c) in Release,
 # as scripts/compare.sh does; installs strace through scripts/deps.sh.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=scripts/results.sh
+. "$(dirname "$0")/results.sh"
 
 markdown="" note="" counts=() shown=()
 for a in "$@"; do
   [[ $a == --note=* ]] || shown+=("$a") # the note has its own line
   case $a in
-  --markdown) markdown=docs/performance.md ;;
+  --markdown) markdown=$(results_file tcp-syscalls) ;;
   --markdown=*) markdown=${a#--markdown=} ;;
   --note=*) note=${a#--note=} ;;
   -*) die "unknown flag $a (usage: $0 [--markdown[=PATH]] [--note=TEXT] [N1 N2])" ;;
@@ -109,9 +112,8 @@ for bench in TCPPingPong TCPPingPong100; do
   done
 done
 
-commit=$(git rev-parse --short=12 HEAD)
-git diff --quiet HEAD -- . 2>/dev/null || commit+="+dirty"
-cpu=$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')
+commit=$(results_commit)
+cpu=$(cpu_model)
 block="## Syscalls per TCP round trip (written by \`scripts/tcp-syscalls.sh\`)
 
 - gort commit: \`$commit\`; $("$bin/gortbench-go" -version); $(strace -V | head -1)
@@ -129,17 +131,5 @@ printf '%s\n' "$block"
 say "done in $(elapsed "$t0")"
 [ -n "$markdown" ] || exit 0
 
-# Replace what lies between the markers (or append the block with them).
-begin='<!-- gort-tcp-syscalls:begin (written by scripts/tcp-syscalls.sh; do not edit by hand) -->'
-end='<!-- gort-tcp-syscalls:end -->'
-printf '%s\n' "$block" >"$out/block"
-if grep -qF "$begin" "$markdown" && grep -qF "$end" "$markdown"; then
-  awk -v b="$begin" -v e="$end" -v f="$out/block" '
-    $0 == b { print; while ((getline l < f) > 0) print l; skip = 1; next }
-    $0 == e { skip = 0 }
-    !skip' "$markdown" >"$out/md"
-else
-  { cat "$markdown"; printf '\n%s\n' "$begin"; cat "$out/block"; printf '%s\n' "$end"; } >"$out/md"
-fi
-cp "$out/md" "$markdown"
-say "wrote the tables into $markdown"
+printf '%s\n' "$block" >"$markdown"
+say "wrote the tables to $markdown"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/trace-cost.sh: what tracing costs ChanToSyscallPing (issue 30 asks
+# scripts/trace-cost.sh: what tracing costs ChanToSyscallPing (the target:
 # at most 10 % for a traced run). Each round runs the benchmark (GOMAXPROCS
 # 1, USLEEP's mode, one fresh process each) untraced, traced as
 # JSON and traced in Go's format, in a random order; prints each mode's
@@ -8,7 +8,8 @@
 # prints sysmon's wake-ups per op and the time per wake-up: each round trip
 # waits for sysmon to retake the P, so an op takes a whole number of sysmon
 # rounds, and the two columns say whether a mode costs more per round (work
-# on the path) or more rounds per op (docs/trace.md, "Cost"); and sysmon's
+# on the path) or more rounds per op (docs/trace.md, "Cost";
+# docs/notes/trace-cost.md has the runs); and sysmon's
 # preemption requests per 1000 ops, each of which starts a fresh time slice
 # and so 10 ms of two-round ops. Where gortbench-go was built beside it, each
 # round also runs Go 1.19's own benchmark untraced and under its own tracer

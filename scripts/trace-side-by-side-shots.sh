@@ -7,7 +7,8 @@
 # (/trace) opened in Debian's headless Chromium
 # (tools/trace-ui-test/shot-go.mjs), zoomed onto ROUNDTRIPS round trips from
 # the middle of the run; the screenshots go to
-# docs/images/side-by-side-{go,gort-lowres,gort-highres}.png, and what the
+# docs/results/images/trace-side-by-side-<cpu>-{go,gort-lowres,gort-highres}.png
+# (scripts/results.sh), and what the
 # whole short trace shows of sysmon's retake (shot-go.mjs's summary line)
 # to build/default/side-by-side/T.shot.tsv. Installs chromium and runs
 # `npm ci` as scripts/trace-test.sh does.
@@ -16,6 +17,8 @@
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=scripts/results.sh
+. "$(dirname "$0")/results.sh"
 
 [ $# -eq 2 ] || die "usage: $0 BENCHTIME ROUNDTRIPS"
 benchtime=$1 roundtrips=$2
@@ -26,7 +29,8 @@ command -v npm >/dev/null || scripts/deps.sh nodejs npm
 
 bin=build/default/benchmarks
 out=build/default/side-by-side
-mkdir -p "$out" docs/images
+shots=docs/results/images
+mkdir -p "$out" "$shots"
 
 echo "== short traces ($benchtime): Go, gort lowres, gort highres =="
 trace_ping "$bin" "$out" "$benchtime" -short
@@ -44,7 +48,8 @@ trap stop_server EXIT
 # shoot T NAME: serves T's short trace on loopback and has shot-go.mjs take
 # its picture (NAME: the waiter goroutine's function, as the trace names it).
 shoot() {
-  local t=$1 name=$2 url='' log=$out/$1.serve.log
+  local t=$1 name=$2 url='' log=$out/$1.serve.log png
+  png=$shots/trace-side-by-side-$(cpu_slug)-$1.png
   go tool trace -http=127.0.0.1:0 "$out/$t-short.trace" >"$log" 2>&1 &
   server=$!
   for _ in $(seq 300); do
@@ -54,11 +59,11 @@ shoot() {
     sleep 0.1
   done
   [ -n "$url" ] || die "go tool trace $t did not start"
-  node tools/trace-ui-test/shot-go.mjs "$url" "docs/images/side-by-side-$t.png" \
+  node tools/trace-ui-test/shot-go.mjs "$url" "$png" \
     "$name" "$roundtrips" "$out/$t.shot.tsv" >"$out/$t.shot.log" ||
     die "shot-go.mjs $t failed: $(grep FAIL "$out/$t.shot.log")"
   stop_server
-  echo "$t: docs/images/side-by-side-$t.png ($(stat -c %s "docs/images/side-by-side-$t.png") bytes)"
+  echo "$t: $png ($(stat -c %s "$png") bytes)"
 }
 
 echo "== go tool trace /trace in headless chromium =="

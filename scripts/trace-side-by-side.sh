@@ -5,21 +5,24 @@
 # child with GORT_TRACE, at GOMAXPROCS 1 in each usleep mode; each trace goes
 # through `go tool trace -pprof=sched` (the scheduler-latency profile: time
 # from runnable to running) and `go tool pprof -top`. The outputs, with the
-# machine, the commit and each run's ns/op, are written into docs/trace.md
-# between its side-by-side markers; the traces stay in
-# build/default/side-by-side/ for `go tool trace` to open. Then
-# scripts/trace-side-by-side-shots.sh traces a short run (--shot-benchtime)
-# of each and screenshots `go tool trace`'s timeline of it, zoomed onto
-# --round-trips round trips, in headless Chromium
-# (docs/images/side-by-side-*.png); the section shows the pictures and what
-# the short traces' round trips say of sysmon's retake. 15-25 s once
-# built (reuses build/default); not in CI.
+# machine, the commit and each run's ns/op, go to a generated file,
+# docs/results/trace-side-by-side-<cpu>.md (scripts/results.sh), rewritten
+# whole; the traces stay in build/default/side-by-side/ for `go tool trace`
+# to open. Then scripts/trace-side-by-side-shots.sh traces a short run
+# (--shot-benchtime) of each and screenshots `go tool trace`'s timeline of
+# it, zoomed onto --round-trips round trips, in headless Chromium
+# (docs/results/images/trace-side-by-side-<cpu>-*.png); the file shows the
+# pictures and what the short traces' round trips say of sysmon's retake.
+# docs/trace.md links to it. 15-25 s once built (reuses build/default); not
+# in CI.
 #
 # Usage: scripts/trace-side-by-side.sh [--benchtime=200x] [--shot-benchtime=10x]
 #          [--round-trips=3] [--note=TEXT]
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=scripts/results.sh
+. "$(dirname "$0")/results.sh"
 
 t0=$(now)
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -64,13 +67,14 @@ shots_table() {
   done
 }
 
-md="$out/section.md"
+md=$(results_file trace-side-by-side)
+img=images/trace-side-by-side-$(cpu_slug) # beside $md, in docs/results/
 {
-  echo "<!-- side-by-side:begin (written by scripts/trace-side-by-side.sh; do not edit by hand) -->"
+  echo "## ChanToSyscallPing in Go and in gort, side by side (written by \`scripts/trace-side-by-side.sh\`)"
   echo
   echo "ChanToSyscallPing at GOMAXPROCS 1, \`-benchtime=$benchtime\`, traced on"
-  echo "$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //') ($(nproc) CPUs),"
-  echo "$(date -u +%Y-%m-%d), commit $(git rev-parse --short HEAD). $note"
+  echo "$(cpu_model) ($(nproc) CPUs),"
+  echo "$(date -u +%Y-%m-%d), commit $(results_commit). $note"
   echo "Load average (1, 5, 15 min) at the start: $load0; at the end:"
   echo "$(cut -d' ' -f1-3 /proc/loadavg)."
   echo
@@ -79,11 +83,11 @@ md="$out/section.md"
   echo "Chromium, zoomed onto $roundtrips round trips from the middle of the run"
   echo "(\`scripts/trace-side-by-side-shots.sh\`, \`tools/trace-ui-test/shot-go.mjs\`)."
   echo
-  echo "![Go 1.19: ChanToSyscallPing's round trips on Proc 0 in go tool trace](images/side-by-side-go.png)"
+  echo "![Go 1.19: ChanToSyscallPing's round trips on Proc 0 in go tool trace]($img-go.png)"
   echo
-  echo "![gort, usleep lowres: the same round trips in go tool trace](images/side-by-side-gort-lowres.png)"
+  echo "![gort, usleep lowres: the same round trips in go tool trace]($img-gort-lowres.png)"
   echo
-  echo "![gort, usleep highres: the same round trips in go tool trace](images/side-by-side-gort-highres.png)"
+  echo "![gort, usleep highres: the same round trips in go tool trace]($img-gort-highres.png)"
   echo
   echo "What the whole short traces show, read from the viewer's model by"
   echo "\`shot-go.mjs\`: the runs of the waiter (the goroutine blocking in the"
@@ -121,15 +125,6 @@ md="$out/section.md"
   done
   echo
   echo "(The script took $(elapsed "$t0") here, built.)"
-  echo
-  echo "<!-- side-by-side:end -->"
 } >"$md"
+echo "wrote $md; traces in $out"
 
-doc=docs/trace.md
-grep -q '^<!-- side-by-side:begin' "$doc" || die "$doc has no side-by-side markers"
-awk -v f="$md" '
-  /^<!-- side-by-side:begin/ { while ((getline l < f) > 0) print l; skip = 1; next }
-  /^<!-- side-by-side:end/ { skip = 0; next }
-  !skip { print }
-' "$doc" >"$doc.new" && mv "$doc.new" "$doc"
-echo "wrote the side-by-side section of $doc; traces in $out"

@@ -10,8 +10,11 @@
 //    are scheduled.
 //  * State that a goroutine may still reference when Run returns (goroutines
 //    blocked forever are abandoned) lives in the test body, outside Run.
-//  * Nothing parks inside a catch block: the goroutine could resume on another
-//    thread, which breaks the C++ exception runtime's per-thread state.
+//  * A goroutine may park inside a catch block: gogo carries the C++
+//    exception runtime's per-thread state with the goroutine to whichever
+//    thread resumes it (runtime/gogo.cc; proc_test's
+//    RunTest.ParkingInsideCatchBlockKeepsTheException proves it), so these
+//    tests need no care there.
 //  * SCOPED_TRACE is not used inside goroutines (its stack is thread-local and
 //    a goroutine may move between threads); messages carry the context.
 //  * A watchdog turns a hang into a named failure.

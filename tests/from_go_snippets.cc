@@ -4,9 +4,9 @@
 // from_go_test checks that the document quotes each one verbatim (after
 // removing the common indentation), so the two cannot drift apart.
 //
-// Snippets inside `#if GORT_FROM_GO_PENDING` use API that other branches
-// add (LockOSThread, Stack, Mutex's std names): their text is checked, but
-// they are compiled and run only when the build defines the macro to 1.
+// Snippets inside `#if GORT_FROM_GO_PENDING` (LockOSThread, Stack, Mutex's
+// std names) are compiled and run only when the build defines the macro to
+// 1, which tests/CMakeLists.txt does; their text is checked either way.
 #include "from_go_snippets.h"
 
 #include <chrono>

@@ -986,7 +986,7 @@ TEST_F(NetTest, ReadBoundedByContext) {
 }
 
 #if !defined(_WIN32)
-// --- Servers that survive real clients (issue 24) ---
+// --- Servers that survive real clients ---
 
 class NetDeathTest : public NetTest {
  protected:

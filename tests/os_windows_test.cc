@@ -1,15 +1,14 @@
 // tests/os_windows_test.cc: the Windows usleep paths of runtime/os/
-// os_windows.cc and their fault paths (issues 4, 8 and 15): which path
-// osinit's probe selects, what a failing CreateWaitableTimerExW (at the
-// probe, or later for one M), SetWaitableTimer or a missing winmm.dll
-// change, the per-M timer's lifetime, the 1 ms timer period's lifetime
-// (taken for low-resolution Ms, released when every P is idle and at the
-// end of a Run), that winmm.dll comes from System32 and not from a copy
-// planted beside the program, that usleep runs on the M's own stack, that
-// Run's own thread never polls, the due times the trampolines pass, and
-// that an exception unwinds through the amd64 trampolines' SEH data; and
-// that in high-resolution mode every timed M wait (notetsleep) waits on the
-// M's timer and is woken through its event (issue 27). Windows only.
+// os_windows.cc and their fault paths: which path osinit's probe selects, what
+// a failing CreateWaitableTimerExW (at the probe, or later for one M),
+// SetWaitableTimer or a missing winmm.dll change, the per-M timer's lifetime,
+// the 1 ms timer period's lifetime (taken for low-resolution Ms, released when
+// every P is idle and at the end of a Run), that winmm.dll comes from System32
+// and not from a copy planted beside the program, that usleep runs on the M's
+// own stack, that Run's own thread never polls, the due times the trampolines
+// pass, and that an exception unwinds through the amd64 trampolines' SEH data;
+// and that in high-resolution mode every timed M wait (notetsleep) waits on the
+// M's timer and is woken through its event. Windows only.
 //
 // Wine's timers have about 1 ms granularity whichever path is taken, so
 // apart from lower bounds (a sleep of d lasts at least d) nothing here
@@ -554,7 +553,7 @@ TEST_F(OsWindowsTest, SleepOutsideTheRuntimeLastsAtLeastItsTime) {
   EXPECT_GE(wt::counters.nonMSleeps.load(), 1);
 }
 
-// ---- timed M waits on the M's timer (issue 27) -----------------------------
+// ---- timed M waits on the M's timer ----------------------------------------
 
 using gort::os::TimerMode;
 using gort_test::CurrentTestName;

@@ -9,8 +9,10 @@
 //    ExpectFairShare) or astronomically small (see each test).
 //  * State that a goroutine may still reference when Run returns lives in the
 //    test body, outside Run.
-//  * Nothing parks inside a catch block, and SCOPED_TRACE is not used inside
-//    goroutines (a goroutine may move between threads).
+//  * SCOPED_TRACE is not used inside goroutines (its stack is thread-local
+//    and a goroutine may move between threads). Parking inside a catch block
+//    is fine: the exception state moves with the goroutine (runtime/gogo.cc;
+//    proc_test's RunTest.ParkingInsideCatchBlockKeepsTheException).
 //  * A watchdog turns a hang into a named failure.
 #include "gort/select.h"
 

@@ -419,8 +419,8 @@ TEST_F(TracebackDeathTest, SigquitDumpsParkedGoroutinesAndExits2) {
   // qemu-user i386 only (the kernel here cannot run i386 natively): after
   // raise(SIGQUIT) on a goroutine, the goroutine's thread-local reads come
   // back wrong in some runs ("Sleep called outside a goroutine", or SIGSEGV)
-  // while amd64, armhf and arm64 never fail. Unexplained; see the note on
-  // issue 26.
+  // while amd64, armhf and arm64 never fail. Unexplained: native i386 was
+  // not available to tell qemu's part from gort's.
   GTEST_SKIP() << "SIGQUIT on a goroutine is unreliable under qemu-i386";
 #endif
   EXPECT_EXIT(
@@ -443,8 +443,8 @@ TEST_F(TracebackDeathTest, GotracebackNoneOnSigquitPrintsNoGoroutines) {
   // qemu-user i386 only (the kernel here cannot run i386 natively): after
   // raise(SIGQUIT) on a goroutine, the goroutine's thread-local reads come
   // back wrong in some runs ("Sleep called outside a goroutine", or SIGSEGV)
-  // while amd64, armhf and arm64 never fail. Unexplained; see the note on
-  // issue 26.
+  // while amd64, armhf and arm64 never fail. Unexplained: native i386 was
+  // not available to tell qemu's part from gort's.
   GTEST_SKIP() << "SIGQUIT on a goroutine is unreliable under qemu-i386";
 #endif
   EXPECT_EXIT(

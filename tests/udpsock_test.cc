@@ -211,7 +211,7 @@ TEST_F(UDPTest, Errors) {
   });
 }
 
-// Issue 24: one ICMP port-unreachable must not poison the socket. A
+// One ICMP port-unreachable must not poison the socket. A
 // connected UDP Conn writing to a closed port gets ECONNREFUSED once (on the
 // next call after the ICMP arrives); then the same socket works again once
 // something listens there. Windows: Go turns the report off

@@ -1,8 +1,8 @@
-/* benchmarks/c/tcp_pingpong.c: the floor under gort's TCP ping-pong
- * (issue 27): the op of benchmarks/net_loops.h's TCPPingPong and
- * TCPPingPong100 written as plain C with one thread and one epoll loop, no
- * runtime at all, so that gort-compare can judge how much a network round
- * trip costs gort above what the kernel asks for.
+/* benchmarks/c/tcp_pingpong.c: the floor under gort's TCP ping-pong: the op of
+ * benchmarks/net_loops.h's TCPPingPong and TCPPingPong100 written as plain C
+ * with one thread and one epoll loop, no runtime at all, so that gort-compare
+ * can judge how much a network round trip costs gort above what the kernel asks
+ * for.
  *
  * The same op as net_loops.h and its Go twin (benchmarks/go/net.go):
  * - TCPPingPong: one loopback connection, TCP_NODELAY on (Go's and gort's

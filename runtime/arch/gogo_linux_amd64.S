@@ -32,7 +32,7 @@
 // always goes somewhere other than where the return-address predictor
 // expects (the other side's call site), while the jump's target is
 // predictable from its history. Measured: Gosched 19% less CPU per op
-// (docs/performance.md).
+// (docs/notes/performance-log.md).
 	.globl	gort_gogo
 	.type	gort_gogo, @function
 gort_gogo:

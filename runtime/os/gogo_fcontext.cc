@@ -4,14 +4,14 @@
 // (linux/amd64: runtime/arch/gogo_linux_amd64.S, Go's gogo/mcall (stubs.go:233)
 // register work) and by Boost.Context's fcontext elsewhere.
 //
-// gort_gogo stores the running side's stack pointer in the save slot and
-// loads the other's: callee-saved registers, stack pointer and PC only, as
-// Go's gogo (stubs.go:233). fcontext also saves the x87 control word and MXCSR
-// on every jump (slow instructions; docs/performance.md), and a jump returns
-// the context of the side that jumped and the data it passed, here the slot
-// where that side wants its own context saved; the side that wakes up
-// stores it there. Either way a goroutine's context is made fresh on its
-// stack each time a goroutine starts there; a finished goroutine's context
+// gort_gogo stores the running side's stack pointer in the save slot and loads
+// the other's: callee-saved registers, stack pointer and PC only, as Go's gogo
+// (stubs.go:233). fcontext also saves the x87 control word and MXCSR on every
+// jump (slow instructions; docs/notes/performance-switch.md), and a jump
+// returns the context of the side that jumped and the data it passed, here the
+// slot where that side wants its own context saved; the side that wakes up
+// stores it there. Either way a goroutine's context is made fresh on its stack
+// each time a goroutine starts there; a finished goroutine's context
 // is simply never resumed. runtime/CMakeLists.txt picks the switch
 // (GORT_CONTEXT_SWITCH; GORT_ARCH_GOGO is defined for gort_gogo).
 //

@@ -36,7 +36,7 @@ void futexwakeup(std::uint32_t* addr, std::uint32_t cnt);
 std::int64_t nanotime();
 // cputicks: a cheap counter running at a constant rate, for the tracer's
 // timestamps (Go's cputicks (cputicks.go:11)): the CPU's time-stamp counter on
-// x86 (12 ns a read on the 2-vCPU VM of docs/trace.md, clock_gettime 33;
+// x86 (12 ns a read on the 2-vCPU VM of docs/notes/, clock_gettime 33;
 // in the tracer's records 26 ns against 65), the virtual counter on arm64
 // Linux, else nanotime. Ticks are not nanoseconds (the tracer converts them
 // when it stops) and another CPU's may be slightly off.

@@ -375,7 +375,7 @@ std::string demangle(const char* name) {
   return s;
 }
 
-std::mutex symMu;  // libdw's session and the cache are not thread-safe
+std::mutex symMu;  // libdw's Dwfl handle and the cache are not thread-safe
 
 #if defined(GORT_HAVE_LIBDW)
 Dwfl* session() {

@@ -1,9 +1,10 @@
 // tools/trace-ui-test/shot-go.mjs: a screenshot of a few ChanToSyscallPing
 // round trips in `go tool trace`'s timeline (/trace, served on loopback), for
-// docs/trace.md's side by side. It opens the timeline in Debian's headless
-// Chromium, checks the model as check-go.mjs does, hides the viewer's
-// panels around the tracks, finds the round trips on the P lane (each from
-// a waiter's run that sysmon's retake ends to the next) and zooms the viewer
+// docs/results/trace-side-by-side-<cpu>.md (scripts/trace-side-by-side.sh).
+// It opens the timeline in Debian's headless Chromium, checks the model as
+// check-go.mjs does, hides the viewer's panels around the tracks, finds the
+// round trips on the P lane (each from a waiter's run that sysmon's retake
+// ends to the next) and zooms the viewer
 // (its own display transform, what its w/s/a/d keys move) onto ROUNDTRIPS
 // of them from the middle of the run, saves the screenshot of the tracks
 // (checked not blank) and writes SUMMARY: one line of

@@ -92,7 +92,8 @@ class ErrGroup {
       } catch (...) {
         e = std::current_exception();
       }
-      // Outside the catch block: Fail may park.
+      // Fail may park (as it could inside the catch block too: the
+      // exception state moves with the goroutine).
       if (e) Fail(std::move(e));
     });
   }

@@ -58,8 +58,8 @@ void EnterSyscallBlock();
 void ExitSyscall();
 
 // Runs fn between enter() and ExitSyscall(); an exception from fn propagates
-// after the goroutine has its P back (never rethrown inside a catch block,
-// because the goroutine may resume on another thread).
+// after the goroutine has its P back: it is caught, ExitSyscall runs, and
+// then it is rethrown.
 template <class F>
 auto WrapSyscall(void (*enter)(), F&& fn) -> std::invoke_result_t<F> {
   using R = std::invoke_result_t<F>;
