@@ -21,7 +21,10 @@ pkgs=(
   llvm-14                # llvm-objdump, for the Windows ARM trampoline checks
   golang-go              # Go 1.19: reference runtime source and the Go side of benchmarks
   valgrind linux-perf    # profiling (callgrind, perf record): docs/performance.md
-  ccache                 # scripts/mutants.sh: each mutant's file recompiled unmutated
+  ccache                 # every build (cmake/gort_ccache.cmake)
+  # tests/hooks_libs_test runs Debian's unmodified client libraries on
+  # goroutines against a real server (docs/hooks.md)
+  redis-server libhiredis-dev libcurl4-openssl-dev
   "$@"
 )
 

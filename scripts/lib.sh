@@ -6,6 +6,7 @@
 # What it offers:
 #   say / die                  messages on stderr, prefixed with $script
 #   now / elapsed T0           timing, "3m05s"
+#   timed TITLE CMD...         CMD under a heading, then its time
 #   installed / missing_of     Debian package checks (dpkg-query)
 #   can_install VAR            root, and $VAR (a *_NO_INSTALL switch) unset
 #   apt_install [OPT] PKG...   apt-get install, never removing a package
@@ -37,6 +38,16 @@ die() {
 }
 
 now() { date +%s; }
+
+# timed TITLE CMD...: prints "== TITLE ==", runs CMD, then how long it took.
+timed() {
+  local t0
+  t0=$(now)
+  echo "== $1 =="
+  shift
+  "$@"
+  echo "-- $(elapsed "$t0")"
+}
 
 # ci_event TEXT: a step that did not go as planned and was retried or worked
 # around (an apt-get update tried again, an install with pinned versions):
