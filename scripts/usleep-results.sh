@@ -163,8 +163,9 @@ linux_results() {
     echo
     sleep_table "$out/probe" "$out/go"
     echo
-    echo "How the poller waited for a timer, as the probe read it from"
-    echo "\`ReadStats().netpoll_highres\`: $(awk '/^mode: / { m = $2 }
+    echo "The poller's way below a millisecond on this kernel, as the probe read"
+    echo "it from \`ReadStats().netpoll_highres\` (used in high-resolution mode;"
+    echo "low-resolution mode waits in whole milliseconds, as Go): $(awk '/^mode: / { m = $2 }
       /^poller.s timed waits: / { sub(/^poller.s timed waits: /, ""); printf "%s%s %s", s, m, $0; s = "; " }' "$out/probe")."
     echo
     echo "\`build/release/tools/gort-usleep-probe --samples=$samples\`, as it printed:"
