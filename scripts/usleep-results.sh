@@ -13,7 +13,7 @@
 #     Go's ping benchmarks at GOMAXPROCS 1 in low- against high-resolution
 #     mode, interleaved, each measurement in a fresh process, and its
 #     benchstat table.
-# About 2 minutes on 2 CPUs once built, with the defaults.
+# About a minute on 2 CPUs once built, with the defaults.
 #
 # With --wine it also runs `GORT_WINDOWS_BENCH=1 scripts/windows.sh amd64`
 # (the whole windows/amd64 suite under Wine, then gort-usleep-probe.exe and
