@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # scripts/windows.sh: builds gort for windows/amd64 and windows/386 with
 # mingw-w64 and runs its whole test suite under Wine. docs/targets.md has the
-# target matrix; docs/usleep.md what Wine shows for the usleep probe.
+# target matrix; docs/usleep.md what Wine shows for the usleep probe
+# (scripts/usleep-results.sh --wine writes this script's probe and ping logs
+# to docs/results/usleep-wine-<cpu>.md).
 #
 # Usage: scripts/windows.sh [TARGET...]
 #   TARGET: amd64, 386; default both.
