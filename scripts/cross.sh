@@ -11,6 +11,11 @@
 #   GORT_TEST_SCALE          divides heavy tests' sizes (default 1; see
 #                            docs/targets.md: iteration-heavy tests may scale
 #                            their loop counts by it, never their assertions).
+#   GORT_CROSS_RUN           how the tests run: "binary" (default: each test
+#                            binary once, all its tests in one process, then
+#                            ctest for the other tests; lib.sh's
+#                            run_binaries says why) or "ctest" (one process
+#                            per test).
 #   GORT_CROSS_ONLY          one test binary (e.g. windows_trampoline_test):
 #                            build only it in each Linux target and run only
 #                            its tests; for checking one test quickly, not CI.
@@ -160,12 +165,21 @@ run_linux() {
   build_time=$(elapsed "$t0")
   echo "built in $build_time ($built)"
 
-  echo "== cross: linux/$t: ctest under qemu (GORT_TEST_SCALE=$GORT_TEST_SCALE) =="
+  local how=${GORT_CROSS_RUN:-binary}
+  [ -n "$only" ] && how=ctest
+  echo "== cross: linux/$t: tests under qemu, per $how (GORT_TEST_SCALE=$GORT_TEST_SCALE) =="
   local t1 out rc
   t1=$(now)
-  out=$dir/ctest.log
-  ctest_logged "$out" --preset "$p" -j "$jobs" "${test_args[@]}"
-  rc=$?
+  if [ "$how" = binary ]; then
+    out=$dir/tests.log
+    run_binaries "$dir" --preset "$p" -j "$jobs" >"$out" 2>&1
+    rc=$?
+    cat "$out"
+  else
+    out=$dir/ctest.log
+    ctest_logged "$out" --preset "$p" -j "$jobs" "${test_args[@]}"
+    rc=$?
+  fi
   took[$t]="build $build_time, test $(elapsed "$t1")"
   target_tested "$t" "$rc" "$out"
 }

@@ -20,6 +20,8 @@
 #   release_build TARGET...    preset_build release (or $GORT_BUILD_DIR,
 #                              configured in Release); sets build_dir
 #   ci_event TEXT              notes a retried step for CI's summary
+#   gtest_binaries / run_binaries  a tree's tests, one process per binary
+#                              (cross.sh, windows.sh)
 #   cmake_configure LOG ARG... cmake ARG..., its output in LOG
 #   cmake_build LOG ARG...     cmake --build ARG..., its output in LOG
 #   ctest_logged OUT ARG...    ctest ARG..., its output in OUT
@@ -327,6 +329,87 @@ print_summary() {
   done
   echo "$kind: $npass passed, $nfail failed"
   [ $nfail -eq 0 ]
+}
+
+# ---- a tree's tests, one process per test binary ----------------------------------
+
+# Under qemu or Wine, starting a process costs more than most tests take
+# (under qemu-i386 a one-test run takes 0.25 s of CPU, almost all of it
+# translating the startup code anew): cross.sh and windows.sh run each
+# GoogleTest binary once, all its tests in one process, as a program using
+# gort would run Run after Run. ctest then runs the tree's other tests.
+
+# gtest_binaries DIR: the test binaries gtest_discover_tests registered in
+# the tree DIR, one path a line (with .exe where the target has it).
+gtest_binaries() {
+  local inc bin
+  find "$1" -name '*\[1\]_include.cmake' -not -path '*/CMakeFiles/*' | sort |
+    while IFS= read -r inc; do
+      bin=${inc%\[1\]_include.cmake}
+      [ -f "$bin.exe" ] && bin=$bin.exe
+      [ -f "$bin" ] && echo "$bin"
+    done
+}
+
+# run_binaries DIR [CTEST_ARG...]: every GoogleTest binary of the tree DIR
+# once, two at a time, through the tree's emulator (DIR/test-emulator.txt),
+# each with all its tests (disabled ones too, as ctest runs them) under a
+# 15-minute timeout, its output in BINARY.log beside it; then, with
+# CTEST_ARGs, ctest CTEST_ARG... for the tests those binaries do not hold.
+# Prints a line per binary and a "tests passed" summary; fails if any
+# binary or test failed.
+run_binaries() {
+  local dir=$1 exe
+  shift
+  local list=()
+  mapfile -t list < <(gtest_binaries "$(cd "$dir" && pwd)")
+  [ ${#list[@]} -gt 0 ] || {
+    say "no test binaries in $dir"
+    return 1
+  }
+  local emu
+  emu=$(tr ';' '\n' <"$dir/test-emulator.txt" | grep -v '^$' | tr '\n' ' ')
+  printf '%s\n' "${list[@]}" | GORT_EMULATOR=$emu xargs -P 2 -I{} sh -c '
+    exe=$1; log=${exe%.exe}.log; t0=$(date +%s)
+    cd "$(dirname "$exe")" &&
+      timeout -k 10 900 $GORT_EMULATOR "$exe" --gtest_color=no \
+        --gtest_also_run_disabled_tests >"$log" 2>&1
+    echo "rc=$? $(($(date +%s) - t0))s $exe"' _ {} >"$dir/binaries.rc"
+  local total=0 passed=0 skipped=0 bad=0 rc secs name log n p sk names=()
+  while read -r rc secs exe; do
+    rc=${rc#rc=}
+    log=${exe%.exe}.log
+    name=$(basename "${exe%.exe}")
+    names+=("$name")
+    n=$(sed -n 's/^\[==========\] \([0-9]*\) tests\{0,1\} from .* ran.*/\1/p' "$log")
+    p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) tests\{0,1\}.*/\1/p' "$log")
+    n=${n:-0} p=${p:-0}
+    total=$((total + n)) passed=$((passed + p))
+    if [ "$rc" != 0 ] || [ "$n" = 0 ]; then
+      bad=1
+      echo "FAIL $name (exit $rc, $p of $n passed, $secs; $log):"
+      grep -E '^\[  FAILED  \]|Failure|fatal error' "$log" | head -20
+      tail -n 40 "$log"
+    else
+      sk=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) tests\{0,1\},.*/\1/p' "$log")
+      skipped=$((skipped + ${sk:-0}))
+      echo "ok   $name ($p of $n passed, ${sk:-0} skipped, $secs)"
+    fi
+  done < <(sort -k3 "$dir/binaries.rc")
+  local rest=""
+  if [ $# -gt 0 ]; then
+    local re
+    re="^($(IFS='|'; echo "${names[*]}"))\\."
+    if ctest_logged "$dir/ctest-rest.log" "$@" -E "$re"; then
+      rest=", and the other tests: $(grep -E 'tests passed' "$dir/ctest-rest.log" | tail -1)"
+    else
+      bad=1
+      rest=", and the other tests FAILED (see $dir/ctest-rest.log)"
+    fi
+  fi
+  echo "tests passed: $passed, skipped: $skipped, failed:" \
+    "$((total - passed - skipped)) of $total (one process per binary)$rest"
+  return $bad
 }
 
 # ---- building: one way, through presets and ccache --------------------------------

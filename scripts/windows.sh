@@ -17,12 +17,17 @@
 #                              Real Windows has no such limit.
 #   GORT_WINDOWS_BENCH=1       also build and run gort-usleep-probe and
 #                              gort-ping under Wine (not in CI).
-#   GORT_WINDOWS_RUN           how the tests run: "ctest" (one process per
-#                              test, as cross.sh does) or "binary" (each test
-#                              binary once, every test in one process).
-#                              Default: ctest for amd64; binary for 386,
-#                              where starting a process under Wine on qemu
-#                              costs about a second and dominates.
+#   GORT_WINDOWS_RUN           how the tests run: "binary" (the default:
+#                              each test binary once, every test in one
+#                              process, as cross.sh does; lib.sh's
+#                              run_binaries says why) or "ctest" (one
+#                              process per test). Per binary, amd64 then
+#                              runs the tree's other tests with ctest; 386
+#                              does not, as ctest would first list every
+#                              binary's tests under Wine on qemu (about a
+#                              second each), and those tests (the launcher's
+#                              own, the docs checks) run on amd64 and
+#                              natively.
 #
 # Installs what is missing (root only), idempotently:
 #   - mingw-w64 with the posix thread model (g++-mingw-w64-{x86-64,i686}-posix;
@@ -178,46 +183,6 @@ wine_run() {
 }
 wine_down() { wineserver -k 2>/dev/null; wineserver -w 2>/dev/null; }
 
-# run_binaries T DIR: every GoogleTest binary of DIR once, two at a time;
-# prints one line per binary and a "tests passed" summary like ctest's.
-run_binaries() {
-  local t=$1 dir=$2 exe
-  local list=()
-  while IFS= read -r exe; do list+=("$exe"); done < <(
-    find "$dir/tests" -name '*_test.exe' | sort)
-  export GORT_WINE=${wine[$t]} GORT_WINE_RUN=$root/cmake/wine-run.sh
-  # A whole binary may take minutes: threads described only near the limit.
-  export GORT_WINE_DUMP_AFTER=840
-  printf '%s\n' "${list[@]}" | xargs -P "$jobs" -I{} sh -c '
-    exe=$1; log=${exe%.exe}.log
-    timeout 900 sh "$GORT_WINE_RUN" "$GORT_WINE" "$exe" --gtest_color=no \
-      >"$log" 2>&1
-    echo "rc=$? $exe"' _ {} >"$dir/binaries.rc"
-  local total=0 passed=0 skipped=0 bad=0 rc name log n p sk
-  while read -r rc exe; do
-    rc=${rc#rc=}
-    log=${exe%.exe}.log
-    name=$(basename "$exe" .exe)
-    n=$(sed -n 's/^\[==========\] \([0-9]*\) tests\{0,1\} from .* ran.*/\1/p' "$log")
-    p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) tests\{0,1\}.*/\1/p' "$log")
-    n=${n:-0} p=${p:-0}
-    total=$((total + n)) passed=$((passed + p))
-    if [ "$rc" != 0 ] || [ "$n" = 0 ]; then
-      bad=1
-      echo "FAIL $name (exit $rc, $p of $n passed; $log):"
-      grep -E '^\[  FAILED  \]|Failure|fatal error' "$log" | head -20
-      tail -n 40 "$log"
-    else
-      sk=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) tests\{0,1\},.*/\1/p' "$log")
-      skipped=$((skipped + ${sk:-0}))
-      echo "ok   $name ($p of $n passed, ${sk:-0} skipped)"
-    fi
-  done <"$dir/binaries.rc"
-  echo "tests passed: $passed, skipped: $skipped, failed:" \
-    "$((total - passed - skipped)) of $total (one process per binary)"
-  return $bad
-}
-
 # check_cpu_profile T DIR: the CPU profile a Wine run of gort-trace-known
 # writes (StartCPUProfile's sampling thread, names from the program's COFF
 # symbols), read by the host's `go tool pprof` without the binary: it names
@@ -265,15 +230,12 @@ run_target() {
     target_fail "$t" "$t0" "GoogleTest build failed (see $log)"
     return 1
   fi
-  local how=${GORT_WINDOWS_RUN:-}
-  if [ -z "$how" ]; then
-    how=ctest
-    [ "$t" = 386 ] && how=binary
-  fi
-  # Listing each binary's tests under Wine at build time is only needed for
-  # ctest; per binary, it is left to ctest's start (PRE_TEST), never reached.
+  local how=${GORT_WINDOWS_RUN:-binary}
+  # Listing each binary's tests under Wine at build time is needed where
+  # ctest runs; on 386 per binary, it is left to ctest's start (PRE_TEST),
+  # never reached.
   local discovery=POST_BUILD
-  [ "$how" = binary ] && discovery=PRE_TEST
+  [ "$how" = binary ] && [ "$t" = 386 ] && discovery=PRE_TEST
   local bench=OFF
   [ "${GORT_WINDOWS_BENCH:-0}" = 1 ] && bench=ON
   cmake_configure "$log" --preset "$p" -DGORT_BUILD_BENCHMARKS=$bench \
@@ -295,7 +257,10 @@ run_target() {
   t1=$(now)
   if [ "$how" = binary ]; then
     out=$dir/tests.log
-    run_binaries "$t" "$dir" >"$out" 2>&1
+    local rest=()
+    [ "$t" = 386 ] || rest=(--preset "$p" -j "$jobs")
+    # A whole binary may take minutes: threads described only near the limit.
+    GORT_WINE_DUMP_AFTER=840 run_binaries "$dir" "${rest[@]}" >"$out" 2>&1
     rc=$?
     cat "$out"
   else

@@ -3,11 +3,11 @@
 
 Reads what the stages of .ci/run left in build/ (only files newer than
 --since, so an earlier run's trees do not count) and prints
-  - the slowest tests of every ctest tree (ctest's LastTest.log), so the
-    next engineer sees where CI's minutes go;
+  - the slowest tests of every test tree (ctest's LastTest.log, and the
+    per-binary logs), so the next engineer sees where CI's minutes go;
   - every skipped test with the reason its GTEST_SKIP gave, from the ctest
-    trees and from the per-binary GoogleTest logs (scripts/windows.sh runs
-    windows/386 that way);
+    trees and from the per-binary GoogleTest logs (scripts/cross.sh and
+    windows.sh run each test binary whole: lib.sh's run_binaries);
   - every mutant not run because its tests skip here (scripts/mutants.sh
     writes them to not-run.txt).
 Usage: tools/ci_report.py [--since FILE] [--slowest N] [BUILD_DIR]
@@ -58,8 +58,9 @@ def ctest_records(log):
             name = None
 
 
-def gtest_log_skips(log):
-    """(test, reason) for each skipped test of one GoogleTest binary's log."""
+def gtest_log_records(log):
+    """(test, seconds, skipped, reason) for each test of one GoogleTest
+    binary's log (a binary run whole: scripts/lib.sh's run_binaries)."""
     lines = open(log, errors="replace").read().splitlines()
     current = None
     reason = ""
@@ -72,9 +73,9 @@ def gtest_log_skips(log):
         if m and i + 1 < len(lines):
             reason = f"{lines[i + 1].strip()} ({m.group('where')})"
             continue
-        m = re.match(r"^\[  SKIPPED \] (\S+) \(\d+ ms\)", line)
-        if m and m.group(1) == current:
-            yield current, reason
+        m = re.match(r"^\[ +(OK|SKIPPED|FAILED) +\] (\S+) \((\d+) ms\)", line)
+        if m and m.group(2) == current:
+            yield current, int(m.group(3)) / 1000, m.group(1) == "SKIPPED", reason
             current = None
 
 
@@ -97,14 +98,17 @@ def main():
             times.append((secs, tree, name))
             if skipped:
                 skips.append((tree, name, reason or "no reason given"))
-    for log in sorted(glob.glob(os.path.join(args.build, "windows-*", "tests",
-                                             "*_test.log"))):
+    for log in sorted(glob.glob(os.path.join(args.build, "*", "tests", "**",
+                                             "*_test.log"), recursive=True)):
         if not newer(log, since):
             continue
-        tree = log.split(os.sep)[-3]
+        tree = os.path.relpath(log, args.build).split(os.sep)[0]
         binary = os.path.basename(log)[:-len(".log")]
-        for test, reason in gtest_log_skips(log):
-            skips.append((tree, f"{binary}.{test}", reason or "no reason given"))
+        for test, secs, skipped, reason in gtest_log_records(log):
+            times.append((secs, tree, f"{binary}.{test}"))
+            if skipped:
+                skips.append((tree, f"{binary}.{test}",
+                              reason or "no reason given"))
     not_run = []
     for f in sorted(glob.glob(os.path.join(args.build, "mutants", "**",
                                            "not-run.txt"), recursive=True)):
@@ -112,7 +116,7 @@ def main():
             not_run += [l.rstrip("\n") for l in open(f) if l.strip()]
 
     print(f"ci: the {args.slowest} slowest tests "
-          f"(of {len(times)} in the ctest trees):")
+          f"(of {len(times)} in the test trees):")
     for secs, tree, name in sorted(times, reverse=True)[:args.slowest]:
         print(f"  {secs:7.2f}s  {tree:14s} {name}")
     print(f"ci: {len(skips)} skipped tests, each with its reason:")
