@@ -3,6 +3,7 @@
 #     named as Go's GOOS and GOARCH are (linux/windows; amd64/386/arm/arm64).
 #   gort_set_warnings(target): gort's warning flags on one target.
 #   GORT_LINE_TABLES: the debug-info level of everything but the library.
+#   gort_gtest_discover(target ...): gtest_discover_tests, the binary noted.
 # Included by the top-level CMakeLists.txt, so runtime/, tests/, benchmarks/
 # and tools/ all see the same names and flags.
 
@@ -80,3 +81,15 @@ set(GORT_LINE_TABLES
 # keep the build type's optimization: they are measured.
 set(GORT_TEST_OPT
   $<$<AND:$<COMPILE_LANGUAGE:CXX>,$<CXX_COMPILER_ID:GNU,Clang>,$<CONFIG:RelWithDebInfo,Release>>:-O1>)
+
+# gort_gtest_discover(target ARGS...): gtest_discover_tests(target ARGS...),
+# every test named "target.Suite.Test", and the binary noted for the tree's
+# test-binaries.txt (its name, file and working directory; written by the
+# top-level CMakeLists.txt), from which scripts/lib.sh's run_binaries runs
+# each test binary whole under qemu or Wine. Every GoogleTest binary
+# registers this way.
+function(gort_gtest_discover target)
+  gtest_discover_tests(${target} TEST_PREFIX "${target}." ${ARGN})
+  set_property(GLOBAL APPEND PROPERTY GORT_TEST_BINARIES
+    "${target}\t$<TARGET_FILE:${target}>\t${CMAKE_CURRENT_BINARY_DIR}")
+endfunction()

@@ -339,16 +339,11 @@ print_summary() {
 # GoogleTest binary once, all its tests in one process, as a program using
 # gort would run Run after Run. ctest then runs the tree's other tests.
 
-# gtest_binaries DIR: the test binaries gtest_discover_tests registered in
-# the tree DIR, one path a line (with .exe where the target has it).
+# gtest_binaries DIR: the tree's GoogleTest binaries, from the
+# test-binaries.txt its configuration wrote (gort_gtest_discover): a line
+# each, "name<TAB>file<TAB>working directory".
 gtest_binaries() {
-  local inc bin
-  find "$1" -name '*\[1\]_include.cmake' -not -path '*/CMakeFiles/*' | sort |
-    while IFS= read -r inc; do
-      bin=${inc%\[1\]_include.cmake}
-      [ -f "$bin.exe" ] && bin=$bin.exe
-      [ -f "$bin" ] && echo "$bin"
-    done
+  grep -v '^$' "$1/test-binaries.txt"
 }
 
 # run_binaries DIR [CTEST_ARG...]: every GoogleTest binary of the tree DIR
@@ -362,24 +357,25 @@ run_binaries() {
   local dir=$1 exe
   shift
   local list=()
-  mapfile -t list < <(gtest_binaries "$(cd "$dir" && pwd)")
+  mapfile -t list < <(gtest_binaries "$dir")
   [ ${#list[@]} -gt 0 ] || {
-    say "no test binaries in $dir"
+    say "no test binaries in $dir/test-binaries.txt"
     return 1
   }
   local emu
   emu=$(tr ';' '\n' <"$dir/test-emulator.txt" | grep -v '^$' | tr '\n' ' ')
-  printf '%s\n' "${list[@]}" | GORT_EMULATOR=$emu xargs -P 2 -I{} sh -c '
-    exe=$1; log=${exe%.exe}.log; t0=$(date +%s)
-    cd "$(dirname "$exe")" &&
+  # Each line: the binary's name, file and working directory (ctest's).
+  printf '%s\n' "${list[@]}" | tr '\t' ' ' |
+    GORT_EMULATOR=$emu xargs -P 2 -L 1 sh -c '
+    name=$1 exe=$2 wd=$3 log=${2%.exe}.log t0=$(date +%s)
+    cd "$wd" &&
       timeout -k 10 900 $GORT_EMULATOR "$exe" --gtest_color=no \
         --gtest_also_run_disabled_tests >"$log" 2>&1
-    echo "rc=$? $(($(date +%s) - t0))s $exe"' _ {} >"$dir/binaries.rc"
+    echo "rc=$? $(($(date +%s) - t0))s $name $exe"' _ >"$dir/binaries.rc"
   local total=0 passed=0 skipped=0 bad=0 rc secs name log n p sk names=()
-  while read -r rc secs exe; do
+  while read -r rc secs name exe; do
     rc=${rc#rc=}
     log=${exe%.exe}.log
-    name=$(basename "${exe%.exe}")
     names+=("$name")
     n=$(sed -n 's/^\[==========\] \([0-9]*\) tests\{0,1\} from .* ran.*/\1/p' "$log")
     p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) tests\{0,1\}.*/\1/p' "$log")
@@ -395,7 +391,7 @@ run_binaries() {
       skipped=$((skipped + ${sk:-0}))
       echo "ok   $name ($p of $n passed, ${sk:-0} skipped, $secs)"
     fi
-  done < <(sort -k3 "$dir/binaries.rc")
+  done < <(sort -k3,3 "$dir/binaries.rc")
   local rest=""
   if [ $# -gt 0 ]; then
     local re
