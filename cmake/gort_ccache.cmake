@@ -7,8 +7,10 @@
 # (CCACHE_BASEDIR) to relative ones before hashing, and leaves the build
 # directory out of the hash (CCACHE_NOHASHDIR; -g would put it there), so a
 # clean clone in another folder hits the entries an earlier build left. The
-# one thing such a hit keeps from the earlier build is the compilation
-# directory recorded in the debug information, which only debuggers read.
+# compiler then sees paths relative to the build directory (__FILE__ reads
+# ../../tests/x.cc), and an object taken from another clone's build keeps
+# that clone's compilation directory in its debug information, which
+# debuggers and the goroutine dump's file names (libdw) read.
 # A launcher given on the command line (scripts/mutants.sh sets its own
 # base directory per worker) is kept.
 option(GORT_CCACHE "Compile through ccache when it is installed" ${PROJECT_IS_TOP_LEVEL})
